@@ -13,6 +13,11 @@ vrdma_select_jdk() {
     if [ -n "$major" ] && [ "${major%%.*}" -ge 25 ] 2>/dev/null; then
       export JAVA_HOME="$candidate"
       export PATH="$JAVA_HOME/bin:$PATH"
+      # Maven's own libraries use sun.misc.Unsafe; JDK 25 warns about it on every build.
+      case " ${MAVEN_OPTS:-} " in
+        *sun-misc-unsafe*) ;;
+        *) export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" ;;
+      esac
       return 0
     fi
   done
