@@ -6,7 +6,8 @@ import java.util.random.RandomGenerator;
 
 /**
  * A one-way link in virtual time: a FIFO transmit queue drained at {@code rateBps}, then
- * {@code propagationDelayNs} of wire, with seeded random loss. Frames that would overflow the queue
+ * {@code propagationDelayNs} of wire, then seeded faults from a {@link FaultInjector} (random and
+ * burst loss, duplication, delay, jitter, reordering). Frames that would overflow the queue
  * are tail-dropped. Serialisation is tracked in picoseconds so that rates that do not divide a
  * nanosecond evenly accumulate no drift.
  *
@@ -18,12 +19,12 @@ public final class LinkModel implements TimerHandler {
     private static final long PS_PER_SECOND = 1_000_000_000_000L;
 
     private final TimerService timers;
-    private final RandomGenerator random;
     private final FrameSink sink;
     private final long rateBps;
     private final long propagationDelayNs;
     private final long queueCapacityBytes;
-    private volatile double lossProbability;
+    private final FaultInjector faults;
+    private final DelayLine delayLine;
 
     // In-flight frames in arrival order (a ring buffer; arrival times are monotonic).
     private ByteBuf[] frames = new ByteBuf[64];
@@ -48,12 +49,12 @@ public final class LinkModel implements TimerHandler {
 
     public LinkModel(TimerService timers, LinkConfig config, RandomGenerator random, FrameSink sink) {
         this.timers = timers;
-        this.random = random;
         this.sink = sink;
         this.rateBps = config.rateBps();
         this.propagationDelayNs = config.propagationDelayNs();
         this.queueCapacityBytes = config.queueCapacityBytes();
-        this.lossProbability = config.lossProbability();
+        this.faults = new FaultInjector(FaultConfig.randomLoss(config.lossProbability()), random);
+        this.delayLine = new DelayLine(timers, sink);
     }
 
     /**
@@ -102,18 +103,35 @@ public final class LinkModel implements TimerHandler {
             frames[head] = null;
             head = (head + 1) & (frames.length - 1);
             count--;
-            double p = lossProbability;
-            if (p > 0 && random.nextDouble() < p) {
-                framesLost++;
-                frame.release();
-            } else {
-                framesDelivered++;
-                bytesDelivered += frame.readableBytes();
-                sink.onFrame(frame, nowNs);
-            }
+            arrive(frame, nowNs);
         }
         if (count > 0 && armedTimer == TimerService.NO_TIMER) {
             armedTimer = timers.scheduleAt(arrivalNs[head], this);
+        }
+    }
+
+    private void arrive(ByteBuf frame, long nowNs) {
+        int verdict = faults.judge();
+        if (verdict == FaultInjector.DROP) {
+            framesLost++;
+            frame.release();
+            return;
+        }
+        if (verdict == FaultInjector.DUPLICATE) {
+            // A real copy: a receiver may rewrite headers in place (ECN marking, decapsulation).
+            deliver(frame.copy(), faults.duplicateDelayNs(), nowNs);
+        }
+        deliver(frame, faults.delayNs(), nowNs);
+    }
+
+    private void deliver(ByteBuf frame, long extraDelayNs, long nowNs) {
+        framesDelivered++;
+        bytesDelivered += frame.readableBytes();
+        if (extraDelayNs == 0 && delayLine.size() == 0) {
+            sink.onFrame(frame, nowNs);
+        } else {
+            // Once anything is held, everything goes through the delay line to keep its order.
+            delayLine.add(frame, extraDelayNs);
         }
     }
 
@@ -131,12 +149,22 @@ public final class LinkModel implements TimerHandler {
         tail = head;
         queuedFrames = 0;
         queuedBytes = 0;
+        delayLine.close();
     }
 
-    /** Changes the loss probability at run time. */
+    /** Changes the random loss probability at run time, keeping the other faults. */
     public void lossProbability(double p) {
-        LinkConfig.checkProbability(p);
-        this.lossProbability = p;
+        faults.config(faults.config().withLoss(p));
+    }
+
+    /** Replaces the faults applied to frames arriving from now on (loss, bursts, reordering, ...). */
+    public void faults(FaultConfig config) {
+        faults.config(config);
+    }
+
+    /** The fault injector of this link, for its counters. */
+    public FaultInjector faultInjector() {
+        return faults;
     }
 
     /** Bytes waiting for or under serialisation now. */

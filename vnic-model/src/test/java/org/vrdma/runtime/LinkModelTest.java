@@ -154,4 +154,29 @@ class LinkModelTest {
             assertThat(arrivedTags.get(i)).isEqualTo(i);
         }
     }
+
+    @Test
+    void faultsReorderAndDuplicateWithoutLosingOrLeakingFrames() {
+        LinkModel link = new LinkModel(scheduler, LinkConfig.of(100 * GBPS, 1_000), scheduler.random("l"), sink);
+        link.faults(FaultConfig.NONE.withReordering(0.2, 5_000).withDuplicates(0.1));
+        int frames = 2_000;
+        for (int i = 0; i < frames; i++) {
+            link.send(frame(100, i));
+            scheduler.runFor(100);
+        }
+        scheduler.runUntilIdle(100_000);
+
+        FaultInjector faults = link.faultInjector();
+        assertThat(arrivedTags).hasSize(frames + (int) faults.duplicates());
+        assertThat(arrivedTags)
+                .containsAll(java.util.stream.IntStream.range(0, frames).boxed().toList());
+        assertThat(faults.duplicates()).isPositive();
+        assertThat(faults.reordered()).isPositive();
+        boolean outOfOrder = false;
+        for (int i = 1; i < arrivedTags.size(); i++) {
+            outOfOrder |= arrivedTags.get(i) < arrivedTags.get(i - 1);
+        }
+        assertThat(outOfOrder).isTrue();
+        assertThat(arrivalsNs).isSorted();
+    }
 }
