@@ -20,8 +20,12 @@ class RoceCodecPropertiesTest {
     enum BufferKind {
         HEAP,
         DIRECT,
-        COMPOSITE
+        COMPOSITE,
+        /** A frame that starts past other bytes: offsets must be relative to the indexes. */
+        AT_OFFSET
     }
+
+    private static final int JUNK_PREFIX_BYTES = 7;
 
     private final RoceCodec codec = new RoceCodec();
 
@@ -43,6 +47,9 @@ class RoceCodecPropertiesTest {
         ByteBuf frame = allocate(kind, RoceCodec.frameLength(sent, payloadSent.length));
         try {
             codec.encode(sent, payload, frame);
+            if (kind == BufferKind.AT_OFFSET) {
+                frame.readerIndex(JUNK_PREFIX_BYTES);
+            }
             assertThat(frame.readableBytes()).isEqualTo(RoceCodec.frameLength(sent, payloadSent.length));
             assertThat(frame.readableBytes() % 2).isZero();
             assertThat(sent.padCount).isEqualTo((4 - payloadSent.length % 4) % 4);
@@ -122,6 +129,7 @@ class RoceCodecPropertiesTest {
                 c.addComponent(false, Unpooled.directBuffer(capacity - capacity / 2));
                 yield c;
             }
+            case AT_OFFSET -> Unpooled.buffer(capacity + JUNK_PREFIX_BYTES).writeZero(JUNK_PREFIX_BYTES);
         };
     }
 }
