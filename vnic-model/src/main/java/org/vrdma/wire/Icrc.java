@@ -13,7 +13,8 @@ import java.util.zip.CRC32;
  * packet, as Linux rxe and RoCE NICs do.
  *
  * <p>One instance per thread: it keeps a {@link CRC32} and a scratch buffer so that computing
- * allocates nothing.
+ * allocates nothing. On a direct buffer it reads through Netty's cached internal NIO view, so the
+ * same buffer must not be checksummed by two threads at once.
  */
 public final class Icrc {
     public static final int ICRC_BYTES = 4;
@@ -33,13 +34,20 @@ public final class Icrc {
      *
      * @param packet the buffer; not modified, indexes not moved
      * @param ipOffset absolute index of the IPv4 header
-     * @param ipHeaderBytes IPv4 header length (20 to 60)
+     * @param ipHeaderBytes IPv4 header length (20 to 60, a multiple of 4)
      * @param udpBytes UDP length (header, BTH, rest and ICRC); at least 8 + 12 + 4
      * @return the CRC; store with {@code writeIntLE}
      */
     public int compute(ByteBuf packet, int ipOffset, int ipHeaderBytes, int udpBytes) {
         int pseudoBytes = ipHeaderBytes + Ipv4UdpCodec.UDP_HEADER_BYTES + BTH_BYTES;
-        packet.getBytes(ipOffset, scratch, 0, pseudoBytes);
+        // Int by int: a bulk getBytes from a direct buffer may allocate a ByteBuffer duplicate.
+        for (int i = 0; i < pseudoBytes; i += 4) {
+            int v = packet.getInt(ipOffset + i);
+            scratch[i] = (byte) (v >>> 24);
+            scratch[i + 1] = (byte) (v >>> 16);
+            scratch[i + 2] = (byte) (v >>> 8);
+            scratch[i + 3] = (byte) v;
+        }
         scratch[1] = -1; // type of service: DSCP and ECN
         scratch[8] = -1; // TTL
         scratch[10] = -1; // header checksum

@@ -12,7 +12,8 @@ import io.netty.buffer.ByteBuf;
  * h.payloadLengthBytes)} is the payload.
  *
  * <p>Not thread-safe (it holds an {@link Icrc}): one instance per event loop. Neither method
- * allocates.
+ * allocates (Netty itself may, when copying a heap payload into a direct buffer without {@code
+ * sun.misc.Unsafe}).
  */
 public final class RoceCodec {
     public static final int ROCE_V2_UDP_PORT = 4791;
