@@ -32,7 +32,7 @@ public final class Dctcp implements CongestionControl {
     private double alpha;
     private long sentBytes;
     private long ackedBytes;
-    private long windowEndBytes;
+    private long windowEndBytes = -1;
     private long reducedUntilBytes = -1;
     private long windowAckedBytes;
     private long windowMarkedBytes;
@@ -72,12 +72,16 @@ public final class Dctcp implements CongestionControl {
         } else {
             cwndBytes += (double) mtuBytes * ackedBytes / cwndBytes;
         }
+        if (windowEndBytes < 0) {
+            // An ACK opens an observation window: it ends when the data in flight now is acknowledged.
+            windowEndBytes = sentBytes;
+        }
         if (this.ackedBytes >= windowEndBytes && windowAckedBytes > 0) {
             final double fraction = (double) windowMarkedBytes / windowAckedBytes;
             alpha = (1 - config.g) * alpha + config.g * fraction;
             windowAckedBytes = 0;
             windowMarkedBytes = 0;
-            windowEndBytes = sentBytes;
+            windowEndBytes = -1;
         }
         publish();
     }
