@@ -3,6 +3,7 @@ package org.vrdma.harness.ccsim;
 import java.util.ArrayList;
 import java.util.List;
 import org.vrdma.cc.ConfiguredAlgorithm;
+import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
@@ -123,6 +124,11 @@ public final class Dumbbell {
             sum += flow.retransmittedBytes();
         }
         return sum;
+    }
+
+    /** The congestion control of flow {@code flow}, for inspection. */
+    public CongestionControl congestionControl(final int flow) {
+        return flows.get(flow).congestionControl();
     }
 
     /** Bytes delivered in order to flow {@code flow}'s receiver. */

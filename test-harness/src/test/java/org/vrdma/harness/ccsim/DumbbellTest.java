@@ -14,7 +14,7 @@ class DumbbellTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"dcqcn", "timely", "swift", "dctcp"})
+    @ValueSource(strings = {"dcqcn", "timely", "swift", "hpcc", "dctcp"})
     void twoLongFlowsConvergeToAFairShareWithin10Ms(final String name) {
         final Dumbbell net = new Dumbbell(CcComparison.shape(name, 1));
         net.addFlow(algorithm(name), 0, Long.MAX_VALUE);
