@@ -131,6 +131,15 @@ public final class Dumbbell {
         return flows.get(flow).congestionControl();
     }
 
+    /** Retransmission timeouts of all senders. */
+    public long timeouts() {
+        long sum = 0;
+        for (final FlowSender flow : flows) {
+            sum += flow.timeouts();
+        }
+        return sum;
+    }
+
     /** Bytes delivered in order to flow {@code flow}'s receiver. */
     public long deliveredBytes(final int flow) {
         return flows.get(flow).deliveredBytes();
