@@ -21,7 +21,7 @@ class DumbbellTest {
     void twoLongFlowsConvergeToAFairShareWithin10Ms(final String name) {
         final Dumbbell net = new Dumbbell(CcComparison.shape(name, 1));
         net.addFlow(algorithm(name), 0, Long.MAX_VALUE);
-        net.addFlow(algorithm(name), CcComparison.SECOND_FLOW_START_NS, Long.MAX_VALUE);
+        net.addFlow(algorithm(name), CcComparison.Setup.DEFAULT.secondFlowStartNs(), Long.MAX_VALUE);
         net.runUntil(10_000_000);
 
         assertThat(net.jainIndex(8_000_000, 10_000_000)).isGreaterThanOrEqualTo(0.95);
@@ -56,7 +56,8 @@ class DumbbellTest {
         for (int i = 0; i < 16; i++) {
             net.addFlow(algorithm(name), 0, 1_000_000);
         }
-        assertThat(net.runUntilCompleted(CcComparison.INCAST_DEADLINE_NS)).isTrue();
+        assertThat(net.runUntilCompleted(CcComparison.Setup.DEFAULT.incastDeadlineNs()))
+                .isTrue();
 
         assertThat(net.maxQueueBytes()).isLessThanOrEqualTo(net.config().bufferBytes());
         for (int i = 0; i < 16; i++) {
