@@ -279,7 +279,7 @@ public final class CcComparison {
         m.put("dcqcn", "{\"raiBps\": 20000000, \"rhaiBps\": 200000000}");
         m.put("timely", "{\"tLowNs\": 10000, \"tHighNs\": 100000, \"minRttNs\": 5000, \"deltaBps\": 100000000}");
         m.put("swift", "");
-        m.put("hpcc", "{\"raiBps\": 1000000000}");
+        m.put("hpcc", "");
         m.put("dctcp", "");
         m.put("static", "");
         return Collections.unmodifiableMap(m);
