@@ -24,7 +24,7 @@ import org.vrdma.cc.FlowContext;
  * </ul>
  *
  * alpha decays lazily: periods without CNPs are folded in on the next event, so an idle flow needs
- * no alpha timer.
+ * no alpha timer. Loss and timeouts do not change the rate (see {@link #onLoss}).
  */
 public final class Dcqcn implements CongestionControl {
     /** Registered name. */
@@ -91,6 +91,19 @@ public final class Dcqcn implements CongestionControl {
             cutPending = true;
         }
     }
+
+    /**
+     * No reaction: the DCQCN reaction point acts on CNPs only. The paper assumes a lossless (PFC)
+     * fabric, and a RoCE NIC repairs loss in its transport (go-back-N from the NAK's PSN) without
+     * touching the rate, as the NIC model of the HPCC simulator does on a NAK; the next CNPs report
+     * the congestion that caused the loss.
+     */
+    @Override
+    public void onLoss(final long nowNs, final long lostBytes) {}
+
+    /** No reaction, as for {@link #onLoss}: a retransmission timeout changes neither rate nor alpha. */
+    @Override
+    public void onTimeout(final long nowNs) {}
 
     @Override
     public void onTimer(final long nowNs) {

@@ -4,6 +4,7 @@ import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
+import org.vrdma.cc.RoundTracker;
 
 /**
  * DCTCP-style ECN window (Alizadeh et al., "Data Center TCP", SIGCOMM 2010; RFC 8257).
@@ -30,8 +31,7 @@ public final class Dctcp implements CongestionControl {
 
     private double cwndBytes;
     private double alpha;
-    private long sentBytes;
-    private long ackedBytes;
+    private final RoundTracker round = new RoundTracker();
     private long windowEndBytes = -1;
     private long reducedUntilBytes = -1;
     private long windowAckedBytes;
@@ -56,27 +56,27 @@ public final class Dctcp implements CongestionControl {
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes) {
-        sentBytes += bytes;
+        round.onSent(bytes);
     }
 
     @Override
     public void onAck(final long nowNs, final long ackedBytes, final long rttNs, final boolean ecnEcho) {
-        this.ackedBytes += ackedBytes;
+        round.onAcked(ackedBytes);
         windowAckedBytes += ackedBytes;
         if (ecnEcho) {
             windowMarkedBytes += ackedBytes;
-            if (this.ackedBytes > reducedUntilBytes) {
+            if (round.ackedBytes() > reducedUntilBytes) {
                 cwndBytes *= 1 - alpha / 2;
-                reducedUntilBytes = sentBytes;
+                reducedUntilBytes = round.nextSequenceBytes();
             }
         } else {
             cwndBytes += (double) mtuBytes * ackedBytes / cwndBytes;
         }
         if (windowEndBytes < 0) {
             // An ACK opens an observation window: it ends when the data in flight now is acknowledged.
-            windowEndBytes = sentBytes;
+            windowEndBytes = round.nextSequenceBytes();
         }
-        if (this.ackedBytes >= windowEndBytes && windowAckedBytes > 0) {
+        if (round.ackedBytes() >= windowEndBytes && windowAckedBytes > 0) {
             final double fraction = (double) windowMarkedBytes / windowAckedBytes;
             alpha = (1 - config.g) * alpha + config.g * fraction;
             windowAckedBytes = 0;
@@ -88,17 +88,19 @@ public final class Dctcp implements CongestionControl {
 
     @Override
     public void onLoss(final long nowNs, final long lostBytes) {
-        if (ackedBytes > reducedUntilBytes) {
+        round.onLost(lostBytes);
+        if (round.ackedBytes() > reducedUntilBytes) {
             cwndBytes /= 2;
-            reducedUntilBytes = sentBytes;
+            reducedUntilBytes = round.nextSequenceBytes();
             publish();
         }
     }
 
     @Override
     public void onTimeout(final long nowNs) {
+        round.onTimeout();
         cwndBytes = mtuBytes;
-        reducedUntilBytes = sentBytes;
+        reducedUntilBytes = round.nextSequenceBytes();
         publish();
     }
 

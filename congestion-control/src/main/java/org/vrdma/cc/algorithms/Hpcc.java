@@ -5,6 +5,7 @@ import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
+import org.vrdma.cc.RoundTracker;
 
 /**
  * HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): window control from
@@ -38,9 +39,7 @@ public final class Hpcc implements CongestionControl {
     private double referenceWindowBytes;
     private double utilisation;
     private int incStage;
-    private long sentBytes;
-    private long ackedBytes;
-    private long lastUpdateSentBytes = -1;
+    private final RoundTracker round = new RoundTracker();
     private long cachedWindowBytes;
     private long cachedRateBps;
 
@@ -64,12 +63,27 @@ public final class Hpcc implements CongestionControl {
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes) {
-        sentBytes += bytes;
+        round.onSent(bytes);
     }
 
     @Override
     public void onAck(final long nowNs, final long ackedBytes, final long rttNs, final boolean ecnEcho) {
-        this.ackedBytes += ackedBytes;
+        round.onAcked(ackedBytes);
+    }
+
+    /**
+     * No window change: HPCC reacts to INT only (the paper leaves loss to the transport). The round
+     * bookkeeping rewinds, so retransmissions do not delay the next reference-window update.
+     */
+    @Override
+    public void onLoss(final long nowNs, final long lostBytes) {
+        round.onLost(lostBytes);
+    }
+
+    /** No window change, as for {@link #onLoss}; everything unacknowledged will be sent again. */
+    @Override
+    public void onTimeout(final long nowNs) {
+        round.onTimeout();
     }
 
     @Override
@@ -78,10 +92,10 @@ public final class Hpcc implements CongestionControl {
         if (hops == 0) {
             return;
         }
-        if (lastUpdateSentBytes < 0 || hops != prevHops) {
+        if (!round.started() || hops != prevHops) {
             // First feedback (or a new path): only remember it.
             remember(telemetry);
-            lastUpdateSentBytes = sentBytes;
+            round.startRound();
             return;
         }
         double maxU = -1;
@@ -109,7 +123,7 @@ public final class Hpcc implements CongestionControl {
         final long tauNs = Math.min(maxTauNs, baseRttNs);
         utilisation = (utilisation * (baseRttNs - tauNs) + maxU * tauNs) / baseRttNs;
 
-        final boolean fullUpdate = ackedBytes > lastUpdateSentBytes;
+        final boolean fullUpdate = round.roundEnded();
         final double k = utilisation / config.eta;
         final int newStage;
         if (k >= 1 || incStage >= config.maxStage) {
@@ -123,7 +137,7 @@ public final class Hpcc implements CongestionControl {
         if (fullUpdate) {
             referenceWindowBytes = windowBytes;
             incStage = newStage;
-            lastUpdateSentBytes = sentBytes;
+            round.startRound();
         }
         publish();
     }

@@ -4,13 +4,14 @@ import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
+import org.vrdma.cc.RoundTracker;
 
 /**
  * TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter", SIGCOMM 2015):
  * rate control on the RTT gradient.
  *
- * <p>Once per round trip of data (the first ACK beyond what was sent at the previous update), with
- * the RTT sample of that ACK:
+ * <p>Once per round trip of data (the first ACK of data sent after the previous update, see {@link
+ * RoundTracker}), with the RTT sample of that ACK:
  *
  * <ul>
  *   <li>{@code rttDiff = (1 - alpha) rttDiff + alpha (rtt - prevRtt)}, gradient = rttDiff / minRtt;
@@ -32,9 +33,7 @@ public final class Timely implements CongestionControl {
     private double rttDiffNs;
     private long prevRttNs = -1;
     private int nonPositiveGradients;
-    private long sentBytes;
-    private long ackedBytes;
-    private long updateAfterBytes;
+    private final RoundTracker round = new RoundTracker();
     private double lastGradient;
     private long cachedRateBps;
 
@@ -53,24 +52,39 @@ public final class Timely implements CongestionControl {
 
     @Override
     public void onPacketSent(final long nowNs, final int bytes) {
-        sentBytes += bytes;
+        round.onSent(bytes);
     }
 
     @Override
     public void onAck(final long nowNs, final long ackedBytes, final long rttNs, final boolean ecnEcho) {
-        this.ackedBytes += ackedBytes;
+        round.onAcked(ackedBytes);
         if (rttNs < 0) {
             return;
         }
         if (prevRttNs < 0) {
             prevRttNs = rttNs;
-            updateAfterBytes = sentBytes;
+            round.startRound();
             return;
         }
-        if (this.ackedBytes > updateAfterBytes) {
+        if (round.roundEnded()) {
             onRttSample(rttNs);
-            updateAfterBytes = sentBytes;
+            round.startRound();
         }
+    }
+
+    /**
+     * No rate change: TIMELY reacts to delay only (the paper leaves loss to the NIC's transport).
+     * The round bookkeeping rewinds, so the retransmissions do not delay the next update.
+     */
+    @Override
+    public void onLoss(final long nowNs, final long lostBytes) {
+        round.onLost(lostBytes);
+    }
+
+    /** No rate change, as for {@link #onLoss}; everything unacknowledged will be sent again. */
+    @Override
+    public void onTimeout(final long nowNs) {
+        round.onTimeout();
     }
 
     /** One TIMELY update with a completion's RTT (exposed for tests and per-completion callers). */

@@ -27,6 +27,25 @@ class DcqcnTest {
     }
 
     @Test
+    void lossAndTimeoutsLeaveRateAlphaAndTimersAlone() {
+        final Dcqcn cc = new Dcqcn(FLOW, new Dcqcn.Config());
+        cc.onLoss(0, 40_960);
+        cc.onTimeout(1_000);
+        assertThat(cc.rateBps()).isEqualTo(LINE);
+        assertThat(cc.nextTimerNs()).isEqualTo(CongestionControl.NO_TIMER);
+
+        cc.onCnp(2_000);
+        final long cut = cc.rateBps();
+        final long timerNs = cc.nextTimerNs();
+        cc.onLoss(3_000, 40_960);
+        cc.onTimeout(4_000);
+        assertThat(cc.rateBps()).isEqualTo(cut);
+        assertThat(cc.targetRateBps()).isEqualTo(LINE);
+        assertThat(cc.alpha()).isEqualTo(1.0);
+        assertThat(cc.nextTimerNs()).isEqualTo(timerNs);
+    }
+
+    @Test
     void laterCnpCutsByAlphaOverTwo() {
         final Dcqcn cc = new Dcqcn(FLOW, new Dcqcn.Config().byteCounterBytes(0));
         cc.onCnp(0);

@@ -56,6 +56,39 @@ class HpccTest {
         assertThat(cc.referenceWindowBytes()).as("fast reaction keeps Wc").isEqualTo(wc);
     }
 
+    @Test
+    void referenceWindowStillMovesOncePerRoundAfterGoBackN() {
+        final Hpcc cc = new Hpcc(FLOW, new Hpcc.Config().raiBps(0));
+        final IntTelemetry telemetry = new IntTelemetry();
+        final long bdp = FLOW.bdpBytes();
+        for (int i = 0; i < 10; i++) {
+            cc.onPacketSent(i, MTU);
+        }
+        cc.onAck(0, MTU, -1, false);
+        telemetry.reset().addHop(0, 0, 0, LINE);
+        cc.onInt(0, telemetry); // reference; the round would end beyond byte 10 MTU
+        cc.onLoss(1, 9 * MTU); // NAK: go back to byte 1 MTU
+        assertThat(cc.referenceWindowBytes()).as("no cut on loss").isEqualTo((double) bdp);
+        for (int i = 0; i < 10; i++) {
+            cc.onPacketSent(2 + i, MTU); // 9 re-sent, 1 new: 20 MTU on the wire in total
+        }
+        // The hop ran at line rate with no queue for one base RTT: U = 1 > eta. The ACK of the first
+        // re-sent packet ends the round (it was sent after the reference), so Wc moves.
+        cc.onAck(RTT_NS, MTU, -1, false);
+        telemetry.reset().addHop(0, RTT_NS * LINE / 8_000_000_000L, RTT_NS, LINE);
+        cc.onInt(RTT_NS, telemetry);
+        assertThat(cc.referenceWindowBytes()).isCloseTo(bdp * 0.95, within(2.0));
+        final double wc = cc.referenceWindowBytes();
+        // The rest of the round: fast reactions from Wc, which stays.
+        for (int i = 1; i < 10; i++) {
+            final long tsNs = RTT_NS + 100L * i;
+            cc.onAck(tsNs, MTU, -1, false);
+            telemetry.reset().addHop(0, tsNs * LINE / 8_000_000_000L, tsNs, LINE);
+            cc.onInt(tsNs, telemetry);
+        }
+        assertThat(cc.referenceWindowBytes()).isEqualTo(wc);
+    }
+
     /**
      * Two flows share one 100 Gbit/s hop; the hop's INT (queue, tx counter, time) comes back one base
      * RTT later. HPCC must settle with the link busy at about eta and almost no queue.

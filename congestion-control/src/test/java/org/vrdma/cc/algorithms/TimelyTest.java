@@ -61,6 +61,46 @@ class TimelyTest {
     }
 
     @Test
+    void keepsUpdatingOncePerRoundAfterGoBackNRetransmissions() {
+        final Timely cc = new Timely(FLOW, new Timely.Config());
+        for (int i = 0; i < 10; i++) {
+            cc.onPacketSent(i, 1_000);
+        }
+        cc.onAck(10_000, 1_000, 60_000, false); // reference; the round would end beyond byte 10 000
+        cc.onLoss(11_000, 9_000); // NAK: go back to byte 1 000
+        assertThat(cc.rateBps()).as("delay-based: no cut on loss").isEqualTo(LINE);
+        for (int i = 0; i < 10; i++) {
+            cc.onPacketSent(12_000 + i, 1_000); // 9 re-sent, 1 new
+        }
+        // The ACK of the first re-sent packet ends the round: it was sent after the reference.
+        cc.onAck(20_000, 1_000, 80_000, false);
+        assertThat(cc.rateBps()).isLessThan(LINE);
+        final long cut = cc.rateBps();
+        for (int i = 1; i < 10; i++) {
+            cc.onAck(20_000 + i, 1_000, 80_000, false); // same round
+        }
+        assertThat(cc.rateBps()).isEqualTo(cut);
+    }
+
+    @Test
+    void keepsUpdatingAfterATimeout() {
+        final Timely cc = new Timely(FLOW, new Timely.Config());
+        for (int i = 0; i < 5; i++) {
+            cc.onPacketSent(i, 1_000);
+        }
+        cc.onAck(10_000, 1_000, 60_000, false);
+        cc.onTimeout(500_000); // everything from byte 1 000 goes again
+        assertThat(cc.rateBps()).isEqualTo(LINE); // delay-based: no cut on a timeout
+        for (int i = 0; i < 5; i++) {
+            cc.onPacketSent(500_000 + i, 1_000);
+        }
+        for (int i = 0; i < 5; i++) {
+            cc.onAck(510_000 + i, 1_000, 80_000, false);
+        }
+        assertThat(cc.rateBps()).isLessThan(LINE);
+    }
+
+    @Test
     void updatesOncePerRoundTripOfData() {
         final Timely cc = new Timely(FLOW, new Timely.Config());
         for (int i = 0; i < 4; i++) {

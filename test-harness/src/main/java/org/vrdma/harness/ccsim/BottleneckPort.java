@@ -61,11 +61,6 @@ final class BottleneckPort implements TimerHandler {
     public void onTimer(final long nowNs, final long timerId) {
         final SimPacket packet = inService;
         inService = null;
-        if (packet.telemetry == null) {
-            packet.telemetry = new IntTelemetry();
-        }
-        intPort.stamp(packet.telemetry, nowNs, queueBytes);
-        intPort.onTransmit(packet.bytes);
         scheduler.scheduleAt(
                 nowNs + config.linkDelayNs(), (t, id) -> packet.flow.receiver().onPacket(t, packet));
         if (!queue.isEmpty()) {
@@ -77,6 +72,14 @@ final class BottleneckPort implements TimerHandler {
         final SimPacket packet = queue.pollFirst();
         queueBytes -= packet.bytes;
         inService = packet;
+        // INT is stamped as the packet is dequeued for transmission (the egress pipeline of a switch,
+        // SwitchNotifyDequeue in the HPCC simulator): the queue left behind it, the bytes this port
+        // started sending before it, and the time it starts.
+        if (packet.telemetry == null) {
+            packet.telemetry = new IntTelemetry();
+        }
+        intPort.stamp(packet.telemetry, nowNs, queueBytes);
+        intPort.onTransmit(packet.bytes);
         freePs = Math.max(freePs, nowNs * 1_000L) + packet.bytes * 8_000_000_000_000L / config.lineRateBps();
         final long doneNs = Math.ceilDiv(freePs, 1_000L);
         final long id = scheduler.scheduleAt(doneNs, this);

@@ -3,6 +3,7 @@ package org.vrdma.harness.ccsim;
 import java.util.ArrayList;
 import java.util.List;
 import org.vrdma.cc.ConfiguredAlgorithm;
+import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
@@ -121,6 +122,20 @@ public final class Dumbbell {
         long sum = 0;
         for (final FlowSender flow : flows) {
             sum += flow.retransmittedBytes();
+        }
+        return sum;
+    }
+
+    /** The congestion control of flow {@code flow}, for inspection. */
+    public CongestionControl congestionControl(final int flow) {
+        return flows.get(flow).congestionControl();
+    }
+
+    /** Retransmission timeouts of all senders. */
+    public long timeouts() {
+        long sum = 0;
+        for (final FlowSender flow : flows) {
+            sum += flow.timeouts();
         }
         return sum;
     }

@@ -9,9 +9,15 @@ import org.vrdma.runtime.VirtualTimeScheduler;
 
 /**
  * Sending end of one flow: a {@link TransmitGate} (the algorithm under test, its pacer and window)
- * decides departures; loss is repaired go-back-N from a NAK or a retransmission timeout.
+ * decides departures, retransmissions included; loss is repaired go-back-N from a NAK or a
+ * retransmission timeout. The timeout backs off exponentially (doubling, at most {@value
+ * #MAX_RTO_BACKOFF_SHIFT} times) while no new data is acknowledged, as RoCE NICs and the DESIGN's
+ * reliability model do, so repeated losses of a retransmission cannot keep a congested port full.
  */
 final class FlowSender implements TimerHandler {
+    /** Largest exponent of the timeout back-off: the timeout grows to at most 64 times its base. */
+    static final int MAX_RTO_BACKOFF_SHIFT = 6;
+
     private final VirtualTimeScheduler scheduler;
     private final DumbbellConfig config;
     private final BottleneckPort bottleneck;
@@ -26,7 +32,9 @@ final class FlowSender implements TimerHandler {
     private long rtoTimerId = TimerService.NO_TIMER;
     private long linkFreeNs;
     private long lastProgressNs;
+    private int rtoBackoffShift;
     private long retransmittedBytes;
+    private long timeouts;
     private long startNs = -1;
     private long completedNs = -1;
 
@@ -74,6 +82,7 @@ final class FlowSender implements TimerHandler {
         sndUna = ackSeq;
         sndNxt = Math.max(sndNxt, sndUna);
         lastProgressNs = nowNs;
+        rtoBackoffShift = 0;
         if (telemetry != null) {
             gate.onAck(nowNs, acked, nowNs - sentNs, ce, telemetry);
         } else {
@@ -105,14 +114,21 @@ final class FlowSender implements TimerHandler {
         if (sndUna >= sizeBytes) {
             return;
         }
-        if (sndUna < sndNxt && nowNs - lastProgressNs >= config.rtoNs()) {
+        if (sndUna < sndNxt && nowNs - lastProgressNs >= rtoNs()) {
             retransmittedBytes += sndNxt - sndUna;
             sndNxt = sndUna;
             lastProgressNs = nowNs;
+            rtoBackoffShift = Math.min(MAX_RTO_BACKOFF_SHIFT, rtoBackoffShift + 1);
+            timeouts++;
             gate.onTimeout(nowNs);
             afterCcEvent(nowNs);
         }
-        armRto(Math.max(nowNs + 1, lastProgressNs + config.rtoNs()));
+        armRto(Math.max(nowNs + 1, lastProgressNs + rtoNs()));
+    }
+
+    /** The current retransmission timeout: the base, doubled per timeout without progress. */
+    long rtoNs() {
+        return config.rtoNs() << rtoBackoffShift;
     }
 
     private void afterCcEvent(final long nowNs) {
@@ -146,7 +162,7 @@ final class FlowSender implements TimerHandler {
         gate.onPacketSent(nowNs, bytes);
         scheduler.scheduleAt(linkFreeNs + config.linkDelayNs(), (t, id) -> bottleneck.onArrival(t, packet));
         if (rtoTimerId == TimerService.NO_TIMER) {
-            armRto(nowNs + config.rtoNs());
+            armRto(nowNs + rtoNs());
         }
         syncCcTimer();
         trySend(nowNs);
@@ -180,6 +196,10 @@ final class FlowSender implements TimerHandler {
 
     long retransmittedBytes() {
         return retransmittedBytes;
+    }
+
+    long timeouts() {
+        return timeouts;
     }
 
     long deliveredBytes() {

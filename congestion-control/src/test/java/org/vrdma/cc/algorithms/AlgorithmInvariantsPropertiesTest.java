@@ -17,7 +17,7 @@ import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
 
 /** Whatever happens, every reference algorithm keeps a usable rate and window. */
-class AlgorithmInvariantsProperties {
+class AlgorithmInvariantsPropertiesTest {
     private static final long LINE = 100_000_000_000L;
     private static final FlowContext FLOW = FlowContext.of(LINE, 8_000, 4096, 7);
 
