@@ -2,8 +2,8 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * DCQCN reaction point (Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM
@@ -358,20 +358,9 @@ public final class Dcqcn implements CongestionControl {
     }
 
     /** Registers {@link Dcqcn} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new Dcqcn(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, Dcqcn::new);
         }
     }
 }

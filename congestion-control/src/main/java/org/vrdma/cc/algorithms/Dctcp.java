@@ -2,9 +2,9 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.RoundTracker;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * DCTCP-style ECN window (Alizadeh et al., "Data Center TCP", SIGCOMM 2010; RFC 8257).
@@ -172,20 +172,9 @@ public final class Dctcp implements CongestionControl {
     }
 
     /** Registers {@link Dctcp} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new Dctcp(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, Dctcp::new);
         }
     }
 }

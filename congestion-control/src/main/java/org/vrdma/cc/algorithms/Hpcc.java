@@ -2,10 +2,10 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
 import org.vrdma.cc.RoundTracker;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): window control from
@@ -231,20 +231,9 @@ public final class Hpcc implements CongestionControl {
     }
 
     /** Registers {@link Hpcc} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new Hpcc(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, Hpcc::new);
         }
     }
 }

@@ -2,8 +2,8 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * No congestion control: a fixed rate and a fixed window whatever the network says. The baseline
@@ -77,20 +77,9 @@ public final class StaticRate implements CongestionControl {
     }
 
     /** Registers {@link StaticRate} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new StaticRate(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, StaticRate::new);
         }
     }
 }

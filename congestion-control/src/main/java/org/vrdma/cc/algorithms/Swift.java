@@ -2,9 +2,9 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * Swift (Kumar et al., "Swift: Delay is Simple and Effective for Congestion Control in the
@@ -275,20 +275,9 @@ public final class Swift implements CongestionControl {
     }
 
     /** Registers {@link Swift} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new Swift(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, Swift::new);
         }
     }
 }

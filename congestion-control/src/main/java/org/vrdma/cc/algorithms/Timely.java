@@ -2,9 +2,9 @@ package org.vrdma.cc.algorithms;
 
 import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
-import org.vrdma.cc.CongestionControlProvider;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.RoundTracker;
+import org.vrdma.cc.SimpleProvider;
 
 /**
  * TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the Datacenter", SIGCOMM 2015):
@@ -216,20 +216,9 @@ public final class Timely implements CongestionControl {
     }
 
     /** Registers {@link Timely} as {@value #NAME}. */
-    public static final class Provider implements CongestionControlProvider<Config> {
-        @Override
-        public String name() {
-            return NAME;
-        }
-
-        @Override
-        public Class<Config> configType() {
-            return Config.class;
-        }
-
-        @Override
-        public CongestionControl create(final FlowContext flow, final Config config) {
-            return new Timely(flow, config);
+    public static final class Provider extends SimpleProvider<Config> {
+        public Provider() {
+            super(NAME, Config.class, Timely::new);
         }
     }
 }
