@@ -39,6 +39,10 @@ public record VSwitchConfig(
         return new VSwitchConfig(name, underlayAddress, underlayMac, gatewayMac, uplink, hops, seed);
     }
 
+    public VSwitchConfig withUnderlayAddress(long address) {
+        return new VSwitchConfig(name, address, underlayMac, gatewayMac, uplink, intMaxHops, seed);
+    }
+
     public VSwitchConfig withSeed(long s) {
         return new VSwitchConfig(name, underlayAddress, underlayMac, gatewayMac, uplink, intMaxHops, s);
     }
