@@ -14,8 +14,9 @@ import org.vrdma.runtime.TimerService;
 import org.vrdma.vswitch.wire.GeneveHeader;
 
 /**
- * One emulated egress port: a FIFO drained at the link rate (serialisation accounted in picoseconds,
- * back to back, so rates that do not divide a nanosecond accumulate no drift), a buffer with tail
+ * One emulated egress port: a FIFO drained at the link rate (serialisation accounted in picoseconds
+ * with the remainder carried, back to back, so the k-th departure of a busy period is exactly
+ * {@code k} serialisation times after its start, whatever the rate), a buffer with tail
  * drop, RED/ECN marking of ECN-capable packets at arrival (CE set in the inner IPv4 header, its
  * checksum rewritten), an INT hop record stamped into the Geneve {@link IntOption} at departure,
  * and seeded fault injection (loss, burst loss, duplication, delay, jitter, reordering) applied
@@ -54,6 +55,9 @@ public final class EgressPort implements TimerHandler {
     private long queuedBytes;
     private long headDonePs;
     private long lastDonePs;
+    /** Sub-picosecond remainder (in units of 1/rateBps ps) carried from packet to packet: no drift. */
+    private long carry;
+
     private long armedTimer = TimerService.NO_TIMER;
 
     private long offeredPackets;
@@ -167,7 +171,10 @@ public final class EgressPort implements TimerHandler {
     private void startHead(long nowNs) {
         // A packet that waited starts when the previous one finished; one arriving at an idle link starts now.
         long startPs = Math.max(lastDonePs, nowNs * 1000);
-        headDonePs = startPs + serialisationPs(ring[head].readableBytes());
+        if (startPs > lastDonePs) {
+            carry = 0; // the link was idle: a new busy period starts now
+        }
+        headDonePs = startPs + nextSerialisationPs(ring[head].readableBytes());
         armedTimer = timers.scheduleAt(ceilDiv(headDonePs, 1000), this);
     }
 
@@ -188,7 +195,7 @@ public final class EgressPort implements TimerHandler {
             lastDonePs = headDonePs;
             depart(packet, f, nowNs, queuedBytes);
             if (count > 0) {
-                headDonePs = lastDonePs + serialisationPs(ring[head].readableBytes());
+                headDonePs = lastDonePs + nextSerialisationPs(ring[head].readableBytes());
             }
         }
         if (count > 0) {
@@ -238,7 +245,22 @@ public final class EgressPort implements TimerHandler {
         }
     }
 
-    /** Serialisation time of {@code bytes} at the current rate, in picoseconds (0 when unlimited). */
+    /** Serialisation time of the next packet in picoseconds, carrying the remainder. */
+    private long nextSerialisationPs(long bytes) {
+        long rateBps = config.rateBps();
+        long bits = bytes * 8;
+        if (rateBps == 0) {
+            return 0;
+        }
+        if (bits > (Long.MAX_VALUE - rateBps) / PS_PER_SECOND) {
+            return serialisationPs(bytes);
+        }
+        long units = bits * PS_PER_SECOND + carry;
+        carry = units % rateBps;
+        return units / rateBps;
+    }
+
+    /** Serialisation time of {@code bytes} at the current rate, in picoseconds rounded up (0 when unlimited). */
     public long serialisationPs(long bytes) {
         long rateBps = config.rateBps();
         if (rateBps == 0) {
