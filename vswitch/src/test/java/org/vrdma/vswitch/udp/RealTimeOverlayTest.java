@@ -64,20 +64,33 @@ class RealTimeOverlayTest {
 
     @Test
     void gsoAndGroWhereAvailable() throws Exception {
-        Result r = run(true);
+        Result r = run(RUNTIME, group, true, FRAMES);
         if (RUNTIME == NettyRuntime.EPOLL) {
             assertThat(r.gso).as("GSO on epoll").isTrue();
             assertThat(r.gsoSegments).as("datagrams sent in GSO batches").isPositive();
         }
-        report("gso+gro", r);
+        report("gso+gro", r, RUNTIME);
     }
 
     @Test
     void plainDatagrams() throws Exception {
-        Result r = run(false);
+        Result r = run(RUNTIME, group, false, FRAMES);
         assertThat(r.gso).isFalse();
         assertThat(r.gro).isFalse();
-        report("plain", r);
+        report("plain", r, RUNTIME);
+    }
+
+    @Test
+    void nioFallback() throws Exception {
+        EventLoopGroup nio = NettyRuntime.NIO.newEventLoopGroup(2, "overlay-nio");
+        try {
+            Result r = run(NettyRuntime.NIO, nio, true, FRAMES / 5);
+            assertThat(r.gso).as("no GSO on NIO").isFalse();
+            assertThat(r.gro).as("no GRO on NIO").isFalse();
+            report("nio fallback", r, NettyRuntime.NIO);
+        } finally {
+            nio.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        }
     }
 
     record Result(
@@ -91,13 +104,13 @@ class RealTimeOverlayTest {
             long groCoalesced,
             long datagramsReceived) {}
 
-    private static void report(String mode, Result r) {
+    private static void report(String mode, Result r, NettyRuntime runtime) {
         double seconds = r.elapsedNs / 1e9;
         System.out.printf(
                 "real-time overlay [%s, %s]: gso=%s gro=%s delivered=%d lost=%d in %.3f s: %.0f frames/s, %.2f Gbit/s"
                         + " inner; GSO segments %d, GRO-coalesced datagrams received %d of %d%n",
                 mode,
-                RUNTIME,
+                runtime,
                 r.gso,
                 r.gro,
                 r.delivered,
@@ -110,11 +123,11 @@ class RealTimeOverlayTest {
                 r.datagramsReceived);
     }
 
-    private Result run(boolean offloads) throws Exception {
+    private Result run(NettyRuntime runtime, EventLoopGroup loops, boolean offloads, int frames) throws Exception {
         VSwitchHost a = VSwitchHost.start(
-                group, RUNTIME, VSwitchHost.Options.loopback("a").withOffloads(offloads, offloads));
+                loops, runtime, VSwitchHost.Options.loopback("a").withOffloads(offloads, offloads));
         VSwitchHost b = VSwitchHost.start(
-                group, RUNTIME, VSwitchHost.Options.loopback("b").withOffloads(offloads, offloads));
+                loops, runtime, VSwitchHost.Options.loopback("b").withOffloads(offloads, offloads));
         try {
             Receiver receiver = new Receiver();
             a.call(vs -> vs.addEni(
@@ -130,7 +143,7 @@ class RealTimeOverlayTest {
                 return null;
             });
 
-            Sender sender = new Sender(a, receiver);
+            Sender sender = new Sender(a, receiver, frames);
             long start = System.nanoTime();
             a.eventLoop().execute(sender);
             assertThat(sender.done.await(90, TimeUnit.SECONDS))
@@ -139,14 +152,14 @@ class RealTimeOverlayTest {
             long elapsed = receiver.lastNs.get() - start;
             assertThat(receiver.error.get()).isNull();
             long delivered = receiver.delivered.get();
-            assertThat(delivered).as("delivered of %d", FRAMES).isGreaterThanOrEqualTo(FRAMES * 99L / 100);
+            assertThat(delivered).as("delivered of %d", frames).isGreaterThanOrEqualTo(frames * 99L / 100);
             long drops = b.call(vs -> vs.counters().dropsTotal());
             assertThat(drops).as("drops at the receiving switch").isZero();
             return new Result(
                     a.gsoActive(),
                     b.groActive(),
                     delivered,
-                    FRAMES - delivered,
+                    frames - delivered,
                     elapsed,
                     receiver.bytes.get(),
                     a.call(vs -> a.underlay().gsoSegments()),
@@ -174,13 +187,15 @@ class RealTimeOverlayTest {
         final RoceCodec codec = new RoceCodec();
         final RoceHeaders h = new RoceHeaders();
         final ByteBuf payload = Unpooled.directBuffer(PAYLOAD_BYTES);
+        final int frames;
         int sent;
         long lost;
         long lastProgressNs = System.nanoTime();
         long lastDelivered;
 
-        Sender(VSwitchHost host, Receiver receiver) {
+        Sender(VSwitchHost host, Receiver receiver, int frames) {
             this.host = host;
+            this.frames = frames;
             this.receiver = receiver;
             payload.writeZero(PAYLOAD_BYTES);
             for (int i = 4; i < PAYLOAD_BYTES; i++) {
@@ -209,7 +224,7 @@ class RealTimeOverlayTest {
                 lastProgressNs = now;
             }
             int budget = 64;
-            while (sent < FRAMES && sent - delivered - lost < WINDOW && budget-- > 0) {
+            while (sent < frames && sent - delivered - lost < WINDOW && budget-- > 0) {
                 ByteBuf frame = PooledByteBufAllocator.DEFAULT.directBuffer(
                         vs.encapsulationHeadroomBytes() + RoceCodec.frameLength(h, PAYLOAD_BYTES));
                 frame.writerIndex(vs.encapsulationHeadroomBytes()).readerIndex(vs.encapsulationHeadroomBytes());
@@ -219,17 +234,22 @@ class RealTimeOverlayTest {
                 vs.onEniFrame(1, frame);
                 sent++;
             }
-            if (sent == FRAMES && receiver.delivered.get() + lost >= FRAMES) {
+            if (sent == frames && receiver.delivered.get() + lost >= frames) {
                 payload.release();
                 done.countDown();
                 return;
             }
-            if (sent == FRAMES && now - lastProgressNs > 1_000_000_000L) {
+            if (sent == frames && now - lastProgressNs > 1_000_000_000L) {
                 payload.release();
                 done.countDown();
                 return;
             }
-            host.eventLoop().execute(this);
+            if (sent - receiver.delivered.get() - lost >= WINDOW) {
+                // Window full: look again shortly instead of spinning on the loop.
+                host.eventLoop().schedule(this, 20, TimeUnit.MICROSECONDS);
+            } else {
+                host.eventLoop().execute(this);
+            }
         }
     }
 
