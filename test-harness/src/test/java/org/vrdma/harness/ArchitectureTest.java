@@ -18,7 +18,13 @@ import org.junit.jupiter.api.Test;
 class ArchitectureTest {
     /** Packages of the protocol engines: sans-IO and clock-agnostic. */
     private static final String[] SANS_IO = {
-        "org.vrdma.cc..", "org.vrdma.runtime..", "org.vrdma.vnic..", "org.vrdma.wire.."
+        "org.vrdma.cc..",
+        "org.vrdma.runtime..",
+        "org.vrdma.vnic..",
+        "org.vrdma.wire..",
+        "org.vrdma.vswitch.pipeline..",
+        "org.vrdma.vswitch.qos..",
+        "org.vrdma.vswitch.fabric.."
     };
 
     private static JavaClasses classes;

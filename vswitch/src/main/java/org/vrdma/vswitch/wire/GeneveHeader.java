@@ -88,6 +88,17 @@ public final class GeneveHeader {
         System.arraycopy(data, offset, options, at, dataLengthBytes);
     }
 
+    /**
+     * Overwrites one byte of the options area (an offset into the options, option headers
+     * included), for options whose data is patched after it was added.
+     */
+    public void patchOptionByte(int optionsOffset, int value) {
+        if (optionsOffset < 0 || optionsOffset >= optionsLengthBytes) {
+            throw new IndexOutOfBoundsException("options offset " + optionsOffset + " of " + optionsLengthBytes);
+        }
+        options[optionsOffset] = (byte) value;
+    }
+
     private int reserveOption(int optionClass, int type, int dataLengthBytes) {
         if ((dataLengthBytes & 3) != 0 || dataLengthBytes < 0 || dataLengthBytes > MAX_OPTION_DATA_BYTES) {
             throw new IllegalArgumentException("option data of " + dataLengthBytes + " bytes");

@@ -1,0 +1,65 @@
+package org.vrdma.vswitch.pipeline;
+
+import org.vrdma.runtime.FrameSink;
+import org.vrdma.vswitch.qos.EniShaper;
+
+/**
+ * An attached ENI port of a {@link VSwitch}: identity, VPC, switches, meters, counters and the sink
+ * its frames are delivered to. Read-only to callers; change it through the switch.
+ */
+public final class Eni {
+    final int id;
+    final long mac;
+    final int ipv4;
+    final int vni;
+    final VSwitch.Vpc vpc;
+    final FrameSink sink;
+    final TrafficCounters counters = new TrafficCounters();
+    EniConfig config;
+    EniShaper egressShaper;
+    EniShaper ingressShaper;
+
+    Eni(EniConfig config, VSwitch.Vpc vpc, FrameSink sink) {
+        this.id = config.id();
+        this.mac = config.mac();
+        this.ipv4 = config.ipv4();
+        this.vni = config.vni();
+        this.vpc = vpc;
+        this.sink = sink;
+        this.config = config;
+    }
+
+    public int id() {
+        return id;
+    }
+
+    public long mac() {
+        return mac;
+    }
+
+    public int ipv4() {
+        return ipv4;
+    }
+
+    public int vni() {
+        return vni;
+    }
+
+    public EniConfig config() {
+        return config;
+    }
+
+    public TrafficCounters counters() {
+        return counters;
+    }
+
+    /** Meter of what the ENI sends. */
+    public EniShaper egressShaper() {
+        return egressShaper;
+    }
+
+    /** Meter of what the ENI receives. */
+    public EniShaper ingressShaper() {
+        return ingressShaper;
+    }
+}
