@@ -54,7 +54,6 @@ public final class SqliteStore implements ResourceStore {
             writer.setAutoCommit(false);
             Connection reader = connect(url, SQLiteConfig.TransactionMode.DEFERRED);
             reader.setAutoCommit(false);
-            reader.setReadOnly(true);
             return new SqliteStore(writer, reader, latency == null ? (op, s) -> {} : latency, applied);
         } catch (SQLException | IOException e) {
             throw new StoreException("cannot open the store in " + dataDir + ": " + e.getMessage(), e);
