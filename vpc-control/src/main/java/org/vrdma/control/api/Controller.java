@@ -225,10 +225,11 @@ public final class Controller implements AutoCloseable {
 
     @Override
     public void close() {
+        // Waiting polls return first, so stopping the server does not wait for them.
+        publisher.close();
         try {
             app.stop();
         } finally {
-            publisher.close();
             store.close();
         }
     }

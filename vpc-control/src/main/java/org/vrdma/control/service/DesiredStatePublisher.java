@@ -123,6 +123,19 @@ public final class DesiredStatePublisher implements AutoCloseable {
         return publishedRevision;
     }
 
+    /** Waits, at most {@code timeout}, until the states are computed at {@code revision} or later. */
+    public synchronized boolean awaitPublished(long revision, java.time.Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (publishedRevision < revision) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
+        return true;
+    }
+
     public synchronized long recomputations() {
         return recomputations;
     }
