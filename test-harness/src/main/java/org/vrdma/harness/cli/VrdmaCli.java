@@ -1,5 +1,8 @@
 package org.vrdma.harness.cli;
 
+import org.vrdma.control.cli.ControllerCommand;
+import org.vrdma.control.cli.Resources;
+import org.vrdma.control.cli.UpCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,7 +12,20 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "Virtualized RDMA device emulator: RoCEv2 verbs over a Geneve VPC overlay on lossy UDP.",
-        subcommands = {DemoCommand.class, LinkCommand.class, CcCompareCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            DemoCommand.class,
+            LinkCommand.class,
+            CcCompareCommand.class,
+            UpCommand.class,
+            ControllerCommand.class,
+            Resources.VpcCommand.class,
+            Resources.SubnetCommand.class,
+            Resources.HostCommand.class,
+            Resources.EniCommand.class,
+            Resources.SecurityGroupCommand.class,
+            Resources.QosCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class VrdmaCli {
     VrdmaCli() {}
 

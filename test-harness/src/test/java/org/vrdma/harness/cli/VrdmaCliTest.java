@@ -22,7 +22,8 @@ class VrdmaCliTest {
     @Test
     void helpListsTheCommands() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("demo", "link", "help");
+        assertThat(out.toString())
+                .contains("demo", "link", "help", "up", "controller", "vpc", "subnet", "host", "eni", "sg", "qos");
     }
 
     @Test

@@ -1,0 +1,6 @@
+package org.vrdma.control.model;
+
+import java.util.List;
+
+/** A set of allow rules in one VPC; traffic an ENI's groups do not allow is dropped. */
+public record SecurityGroup(String id, String name, String vpcId, List<SecurityGroupRule> rules, long version) {}
