@@ -1,0 +1,24 @@
+package org.vrdma.harness.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** Entry point of the {@code ./vrdma} launcher. Each subcommand lives in its own class. */
+@Command(
+        name = "vrdma",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionProvider.class,
+        description = "Virtualized RDMA device emulator: RoCEv2 verbs over a Geneve VPC overlay on lossy UDP.",
+        subcommands = {DemoCommand.class, LinkCommand.class, CommandLine.HelpCommand.class})
+public final class VrdmaCli {
+    VrdmaCli() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns the exit code; tests call this instead of {@link #main}. */
+    public static int run(String... args) {
+        return new CommandLine(new VrdmaCli()).execute(args);
+    }
+}

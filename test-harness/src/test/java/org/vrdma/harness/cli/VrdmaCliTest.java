@@ -1,0 +1,72 @@
+package org.vrdma.harness.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class VrdmaCliTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine cli = new CommandLine(new VrdmaCli());
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void helpListsTheCommands() {
+        assertThat(run("--help")).isZero();
+        assertThat(out.toString()).contains("demo", "link", "help");
+    }
+
+    @Test
+    void linkReportsDeliveryAndLossReproducibly() {
+        assertThat(run("link", "--frames", "20000", "--loss", "0.01", "--seed", "5"))
+                .isZero();
+        String first = out.toString();
+        assertThat(first).contains("delivered", "goodput");
+        out.getBuffer().setLength(0);
+        assertThat(run("link", "--frames", "20000", "--loss", "0.01", "--seed", "5"))
+                .isZero();
+        assertThat(out.toString()).isEqualTo(first);
+    }
+
+    @Test
+    void losslessLinkAtLineRateDeliversEverythingAtTheLinkRate() {
+        assertThat(run("link", "--rate", "10G", "--frames", "10000", "--frame-bytes", "1250"))
+                .isZero();
+        // 10000 x 1250 B at 10 Gbit/s = 10 ms of serialisation, plus 5 us of propagation.
+        assertThat(out.toString())
+                .contains("delivered       10000 (lost on the wire 0")
+                .contains("virtual time    10.005 ms");
+    }
+
+    @Test
+    void badArgumentsGiveAUsageErrorNotAStackTrace() {
+        assertThat(run("link", "--loss", "2")).isNotZero();
+        assertThat(err.toString()).contains("lossProbability");
+        assertThat(run("link", "--frames", "0")).isEqualTo(2);
+        assertThat(run("no-such-command")).isEqualTo(2);
+    }
+
+    @Test
+    void demoSaysWhatIsMissingInsteadOfFakingResults() {
+        assertThat(run("demo")).isEqualTo(DemoCommand.NOT_AVAILABLE);
+        assertThat(err.toString()).contains("not available");
+    }
+
+    @Test
+    void ratesParse() {
+        assertThat(Units.parseRateBps("100G")).isEqualTo(100_000_000_000L);
+        assertThat(Units.parseRateBps("2.5g")).isEqualTo(2_500_000_000L);
+        assertThat(Units.parseRateBps("400Mbps")).isEqualTo(400_000_000L);
+        assertThatThrownBy(() -> Units.parseRateBps("fast")).hasMessageContaining("not a rate");
+        assertThatThrownBy(() -> Units.parseRateBps("-1G")).hasMessageContaining("positive");
+    }
+}

@@ -1,0 +1,93 @@
+package org.vrdma.vswitch.runtime;
+
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.vrdma.runtime.TimerHandler;
+import org.vrdma.runtime.TimerQueue;
+import org.vrdma.runtime.TimerService;
+
+/**
+ * The real-time driver's {@link TimerService}: time is {@code System.nanoTime()}, timers live in the
+ * same allocation-free {@link TimerQueue} the virtual-time scheduler uses, and one Netty task is
+ * armed for the earliest deadline. Re-arming happens only when a new timer becomes the earliest, so
+ * per-packet timer updates (retransmit timers pushed forward on every ACK) cost no Netty task.
+ *
+ * <p>Confined to its event loop: engines call it only from that loop's thread.
+ */
+public final class EventLoopTimerService implements TimerService {
+    private final EventLoop eventLoop;
+    private final TimerQueue timers = new TimerQueue(256);
+    private final Runnable expireTask = this::expireDue;
+    private long armedDeadlineNs = Long.MAX_VALUE;
+    private ScheduledFuture<?> armed;
+    private long timersFired;
+
+    public EventLoopTimerService(EventLoop eventLoop) {
+        this.eventLoop = eventLoop;
+    }
+
+    public EventLoop eventLoop() {
+        return eventLoop;
+    }
+
+    @Override
+    public long nowNs() {
+        return System.nanoTime();
+    }
+
+    @Override
+    public long scheduleAt(long deadlineNs, TimerHandler handler) {
+        checkConfined();
+        long id = timers.add(deadlineNs, handler);
+        if (deadlineNs < armedDeadlineNs) {
+            arm(deadlineNs);
+        }
+        return id;
+    }
+
+    @Override
+    public boolean cancel(long timerId) {
+        checkConfined();
+        // The armed task may now fire early with nothing due; it then re-arms for the new head.
+        return timers.cancel(timerId);
+    }
+
+    public int pendingTimers() {
+        return timers.size();
+    }
+
+    public long timersFired() {
+        return timersFired;
+    }
+
+    private void arm(long deadlineNs) {
+        if (armed != null) {
+            armed.cancel(false);
+        }
+        armedDeadlineNs = deadlineNs;
+        long delayNs = Math.max(0, deadlineNs - System.nanoTime());
+        armed = eventLoop.schedule(expireTask, delayNs, TimeUnit.NANOSECONDS);
+    }
+
+    private void expireDue() {
+        armed = null;
+        armedDeadlineNs = Long.MAX_VALUE;
+        // Bounded: timers that handlers schedule for "now" run on the next turn, not in this loop.
+        int budget = timers.size();
+        long nowNs = System.nanoTime();
+        while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
+            timers.fireEarliest(nowNs);
+            timersFired++;
+        }
+        if (!timers.isEmpty() && timers.peekDeadlineNs() < armedDeadlineNs) {
+            arm(timers.peekDeadlineNs());
+        }
+    }
+
+    private void checkConfined() {
+        if (!eventLoop.inEventLoop()) {
+            throw new IllegalStateException("timers must be used from their event loop");
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package org.vrdma.vswitch.runtime;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+/**
+ * Chooses Netty's I/O transport: epoll where the native library loads (Linux x86_64), NIO
+ * elsewhere, so the same code runs on any JVM while Linux gets GSO/GRO and fewer copies.
+ */
+public enum NettyRuntime {
+    EPOLL,
+    NIO;
+
+    /** The best transport available here; {@code -Dvrdma.transport=nio} forces NIO. */
+    public static NettyRuntime best() {
+        if ("nio".equalsIgnoreCase(System.getProperty("vrdma.transport"))) {
+            return NIO;
+        }
+        return Epoll.isAvailable() ? EPOLL : NIO;
+    }
+
+    public IoHandlerFactory ioHandlerFactory() {
+        return this == EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    }
+
+    public EventLoopGroup newEventLoopGroup(int threads, String name) {
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioHandlerFactory());
+    }
+
+    public Class<? extends DatagramChannel> datagramChannelClass() {
+        return this == EPOLL ? EpollDatagramChannel.class : NioDatagramChannel.class;
+    }
+}

@@ -1,0 +1,87 @@
+package org.vrdma.vswitch.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.vrdma.runtime.TimerHandler;
+
+class EventLoopTimerServiceTest {
+    private final EventLoopGroup group = NettyRuntime.best().newEventLoopGroup(1, "timer-test");
+    private final EventLoop loop = group.next();
+    private final EventLoopTimerService timers = new EventLoopTimerService(loop);
+
+    @AfterEach
+    void shutdown() throws InterruptedException {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void timersFireInDeadlineOrderNeverEarlyAndCancelledOnesNever() throws Exception {
+        List<String> fired = Collections.synchronizedList(new ArrayList<>());
+        List<Long> lateness = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch done = new CountDownLatch(4);
+        loop.execute(() -> {
+            long base = timers.nowNs();
+            schedule(base + 3_000_000, "c", fired, lateness, done);
+            schedule(base + 1_000_000, "a", fired, lateness, done);
+            long cancelled = schedule(base + 2_000_000, "x", fired, lateness, done);
+            schedule(base + 2_000_000, "b1", fired, lateness, done);
+            schedule(base + 2_000_000, "b2", fired, lateness, done);
+            assertThat(timers.cancel(cancelled)).isTrue();
+        });
+
+        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(fired).containsExactly("a", "b1", "b2", "c");
+        assertThat(lateness).allSatisfy(ns -> assertThat(ns).isNotNegative());
+    }
+
+    private long schedule(long deadlineNs, String name, List<String> fired, List<Long> lateness, CountDownLatch done) {
+        TimerHandler h = (nowNs, id) -> {
+            fired.add(name);
+            lateness.add(nowNs - deadlineNs);
+            done.countDown();
+        };
+        return timers.scheduleAt(deadlineNs, h);
+    }
+
+    @Test
+    void anEarlierTimerRearmsAndAHandlerCanReschedule() throws Exception {
+        CountDownLatch done = new CountDownLatch(1);
+        List<String> fired = Collections.synchronizedList(new ArrayList<>());
+        loop.execute(() -> {
+            long now = timers.nowNs();
+            timers.scheduleAt(now + 5_000_000_000L, (n, id) -> fired.add("far"));
+            timers.scheduleAt(now + 1_000_000, new TimerHandler() {
+                int runs;
+
+                @Override
+                public void onTimer(long nowNs, long timerId) {
+                    fired.add("tick" + runs);
+                    if (++runs < 3) {
+                        timers.scheduleAfter(100_000, this);
+                    } else {
+                        done.countDown();
+                    }
+                }
+            });
+        });
+        assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(fired).containsExactly("tick0", "tick1", "tick2");
+    }
+
+    @Test
+    void rejectsCallsFromOtherThreads() {
+        assertThatThrownBy(() -> timers.scheduleAfter(1, (n, id) -> {}))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("event loop");
+    }
+}
