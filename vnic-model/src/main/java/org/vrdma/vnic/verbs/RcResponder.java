@@ -173,7 +173,7 @@ final class RcResponder {
             return;
         }
         if (len > 0) {
-            recv.scatter(recvOffset, p.payload, p.payload.readerIndex(), len);
+            recv.scatter(recvOffset, p.payload, p.payloadIndex, len);
         }
         recvOffset += len;
         if (last) {
@@ -466,7 +466,7 @@ final class RcResponder {
         final int len = p.payloadLength();
         if (len > 0) {
             final long off = (long) Psn.diff(p.psn, ctx.firstPsn) * pmtu;
-            ctx.mr.backing().write(ctx.mrOffset + off, p.payload, p.payload.readerIndex(), len);
+            ctx.mr.backing().write(ctx.mrOffset + off, p.payload, p.payloadIndex, len);
         }
     }
 
@@ -499,7 +499,7 @@ final class RcResponder {
             if (chunk > 0) {
                 mr.backing().read(va - mr.addr() + off, payload, chunk);
             }
-            r.payload = payload;
+            r.payload(payload);
             device.transmit(r, counters);
         }
         return n;
