@@ -124,6 +124,8 @@ final class RcRequester {
         maxRdAtomic = Math.max(1, attr.maxRdAtomic);
         retryCnt = attr.retryCnt;
         rnrRetry = attr.rnrRetry;
+        retryLeft = retryCnt;
+        rnrRetryLeft = rnrRetry;
         final long ceiling =
                 RtoEstimator.ceilingForTimeoutCode(attr.timeout, device.config().infiniteTimeoutCeilingNs());
         rto.reset(

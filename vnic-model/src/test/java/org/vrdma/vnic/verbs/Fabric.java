@@ -30,6 +30,31 @@ final class Fabric implements AutoCloseable {
     final LinkModel ab;
     final LinkModel ba;
     private final List<QueuePair> qps = new ArrayList<>();
+    private boolean markCe;
+
+    /** Marks every ECN-capable frame from A to B with CE, as a congested queue would. */
+    void markCe(final boolean on) {
+        markCe = on;
+    }
+
+    /** Sets CE on an ECT frame and fixes the IPv4 header checksum (the ICRC does not cover ECN). */
+    static io.netty.buffer.ByteBuf setCe(final io.netty.buffer.ByteBuf frame) {
+        final int ip = frame.readerIndex() + 14;
+        final int tos = frame.getUnsignedByte(ip + 1);
+        if ((tos & 3) == 0) {
+            return frame;
+        }
+        frame.setByte(ip + 1, tos | 3);
+        frame.setShort(ip + 10, 0);
+        int sum = 0;
+        for (int i = 0; i < 20; i += 2) {
+            sum += frame.getUnsignedShort(ip + i);
+        }
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        frame.setShort(ip + 10, ~sum & 0xFFFF);
+        return frame;
+    }
 
     /** One host: device, context, PD, CQ, memory. */
     static final class Host {
@@ -59,7 +84,7 @@ final class Fabric implements AutoCloseable {
                 .timers(scheduler)
                 .codec(new RocePacketCodec())
                 .allocator(PooledByteBufAllocator.DEFAULT)
-                .sink((frame, nowNs) -> links[0].send(frame))
+                .sink((frame, nowNs) -> links[0].send(markCe ? Fabric.setCe(frame) : frame))
                 .build();
         b.device = Device.builder()
                 .name("b")
