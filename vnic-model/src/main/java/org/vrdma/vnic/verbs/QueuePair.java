@@ -277,6 +277,11 @@ public final class QueuePair implements TimerHandler {
         }
     }
 
+    @Override
+    public String toString() {
+        return "QueuePair{qpn=" + qpNum + ", " + type + ", " + attr.qpState + ", " + requester + '}';
+    }
+
     // ---------------------------------------------------------------- state machine
 
     private void validateValues(final QpAttr a, final int mask) {

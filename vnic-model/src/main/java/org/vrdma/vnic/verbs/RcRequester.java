@@ -166,6 +166,15 @@ final class RcRequester {
         checkDrained();
     }
 
+    @Override
+    public String toString() {
+        return "RcRequester{sndUna=" + sndUna + ", sndMax=" + sndMax + ", ackedPsn=" + ackedPsn + ", cur=" + curSeq
+                + "/" + curPkt + "@" + curPsn + ", head=" + sq.head + ", assignedEnd=" + assignedEnd + ", tail="
+                + sq.tail + ", sacked=" + sackedCount + ", recovery=" + inRecovery + " [" + srCursor + "," + srLimit
+                + ") single=" + srSinglePsn + ", rto=" + rtoArmed + "@" + rtoDeadlineNs + ", timer=" + rtoTimerId
+                + ", rnrWait=" + rnrWait + ", window=" + window.windowPackets() + '}';
+    }
+
     // ---------------------------------------------------------------- transmit
 
     /** Sends whatever the window, pacer and state allow. */

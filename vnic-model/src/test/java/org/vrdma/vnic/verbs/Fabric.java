@@ -71,6 +71,16 @@ final class Fabric implements AutoCloseable {
     }
 
     Fabric(final long seed, final LinkConfig link, final TransportConfig config, final DeviceAttributes attrs) {
+        this(seed, link, config, attrs, PooledByteBufAllocator.DEFAULT);
+    }
+
+    /** With {@code allocator} for frames and host memory (benchmarks pass one without leak tracking). */
+    Fabric(
+            final long seed,
+            final LinkConfig link,
+            final TransportConfig config,
+            final DeviceAttributes attrs,
+            final io.netty.buffer.ByteBufAllocator allocator) {
         scheduler = new VirtualTimeScheduler(seed);
         a = new Host();
         b = new Host();
@@ -83,7 +93,7 @@ final class Fabric implements AutoCloseable {
                 .config(config)
                 .timers(scheduler)
                 .codec(new RocePacketCodec())
-                .allocator(PooledByteBufAllocator.DEFAULT)
+                .allocator(allocator)
                 .sink((frame, nowNs) -> links[0].send(markCe ? Fabric.setCe(frame) : frame))
                 .build();
         b.device = Device.builder()
@@ -94,7 +104,7 @@ final class Fabric implements AutoCloseable {
                 .config(config)
                 .timers(scheduler)
                 .codec(new RocePacketCodec())
-                .allocator(PooledByteBufAllocator.DEFAULT)
+                .allocator(allocator)
                 .sink((frame, nowNs) -> links[1].send(frame))
                 .build();
         ab = new LinkModel(scheduler, link, scheduler.random("link:a->b"), b.device);
@@ -105,7 +115,7 @@ final class Fabric implements AutoCloseable {
             h.ctx = h.device.open();
             h.pd = h.ctx.allocatePd();
             h.cq = h.ctx.createCompletionQueue(65536, null);
-            h.memory = ByteBufMemory.allocate(PooledByteBufAllocator.DEFAULT, MEMORY_BYTES);
+            h.memory = ByteBufMemory.allocate(allocator, MEMORY_BYTES);
             h.mr = h.pd.registerMemoryRegion(
                     h.memory,
                     BASE,
