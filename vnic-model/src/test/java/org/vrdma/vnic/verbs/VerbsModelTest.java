@@ -169,7 +169,9 @@ class VerbsModelTest {
                 assertThat(errnoOf(other::deregister)).isEqualTo(Errno.EINVAL);
                 pd.deallocate();
                 mr.deregister();
-                assertThat(errnoOf(f.a.cq::destroy)).isEqualTo(Errno.EBUSY).as("QP uses it");
+                final QueuePair qp = rcQp(f);
+                assertThat(errnoOf(f.a.cq::destroy)).as("a QP uses it").isEqualTo(Errno.EBUSY);
+                qp.destroy();
             } finally {
                 mem.release();
             }
