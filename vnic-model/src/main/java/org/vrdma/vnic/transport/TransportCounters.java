@@ -1,0 +1,95 @@
+package org.vrdma.vnic.transport;
+
+/**
+ * Counters of a queue pair or a device, like {@code ibv_devinfo} port counters and the hw_counters
+ * of RDMA NICs. Plain long fields, incremented by the engine's thread without allocation; read them
+ * from other threads only through {@link #snapshot()} taken on the engine's thread.
+ */
+public final class TransportCounters {
+    public long txPackets;
+    public long txBytes;
+    public long rxPackets;
+    public long rxBytes;
+    /** ACK/NAK packets sent and received (included in the packet counts). */
+    public long txAcks;
+
+    public long rxAcks;
+    /** Packets sent again: go-back-N resends, selective resends, READ re-requests. */
+    public long retransmittedPackets;
+    /** Retransmission timer expiries. */
+    public long timeouts;
+
+    public long seqNaksSent;
+    public long seqNaksReceived;
+    public long rnrNaksSent;
+    public long rnrNaksReceived;
+    public long accessNaksSent;
+    public long accessNaksReceived;
+    public long invalidRequestNaksSent;
+    public long invalidRequestNaksReceived;
+    public long remoteOpNaksSent;
+    public long remoteOpNaksReceived;
+    /** Requests the responder had already executed (re-ACKed, READ re-executed, atomic replayed). */
+    public long duplicateRequests;
+    /** Requests that arrived beyond the expected PSN. */
+    public long outOfSequence;
+    /** Selective repeat: WRITE packets placed out of order. */
+    public long outOfOrderPlaced;
+
+    public long cnpsSent;
+    public long cnpsReceived;
+    /** Packets that arrived with the CE mark. */
+    public long ecnMarked;
+    /** Packets dropped: malformed, unknown QP, foreign source, wrong state, Q_Key mismatch, stale. */
+    public long droppedPackets;
+    /** UD datagrams dropped because no receive was posted. */
+    public long udNoReceiveDrops;
+
+    /** A copy of the current values. */
+    public TransportCounters snapshot() {
+        final TransportCounters c = new TransportCounters();
+        addTo(c);
+        return c;
+    }
+
+    /** Adds every counter of this to {@code sum}. */
+    public void addTo(final TransportCounters sum) {
+        sum.txPackets += txPackets;
+        sum.txBytes += txBytes;
+        sum.rxPackets += rxPackets;
+        sum.rxBytes += rxBytes;
+        sum.txAcks += txAcks;
+        sum.rxAcks += rxAcks;
+        sum.retransmittedPackets += retransmittedPackets;
+        sum.timeouts += timeouts;
+        sum.seqNaksSent += seqNaksSent;
+        sum.seqNaksReceived += seqNaksReceived;
+        sum.rnrNaksSent += rnrNaksSent;
+        sum.rnrNaksReceived += rnrNaksReceived;
+        sum.accessNaksSent += accessNaksSent;
+        sum.accessNaksReceived += accessNaksReceived;
+        sum.invalidRequestNaksSent += invalidRequestNaksSent;
+        sum.invalidRequestNaksReceived += invalidRequestNaksReceived;
+        sum.remoteOpNaksSent += remoteOpNaksSent;
+        sum.remoteOpNaksReceived += remoteOpNaksReceived;
+        sum.duplicateRequests += duplicateRequests;
+        sum.outOfSequence += outOfSequence;
+        sum.outOfOrderPlaced += outOfOrderPlaced;
+        sum.cnpsSent += cnpsSent;
+        sum.cnpsReceived += cnpsReceived;
+        sum.ecnMarked += ecnMarked;
+        sum.droppedPackets += droppedPackets;
+        sum.udNoReceiveDrops += udNoReceiveDrops;
+    }
+
+    @Override
+    public String toString() {
+        return "TransportCounters{tx=" + txPackets + "/" + txBytes + "B, rx=" + rxPackets + "/" + rxBytes
+                + "B, acks=" + txAcks + "/" + rxAcks + ", retx=" + retransmittedPackets + ", timeouts=" + timeouts
+                + ", seqNak=" + seqNaksSent + "/" + seqNaksReceived + ", rnrNak=" + rnrNaksSent + "/" + rnrNaksReceived
+                + ", accessNak=" + accessNaksSent + "/" + accessNaksReceived + ", invReqNak=" + invalidRequestNaksSent
+                + "/" + invalidRequestNaksReceived + ", dup=" + duplicateRequests + ", oos=" + outOfSequence
+                + ", oooPlaced=" + outOfOrderPlaced + ", cnp=" + cnpsSent + "/" + cnpsReceived + ", ce=" + ecnMarked
+                + ", dropped=" + droppedPackets + '}';
+    }
+}

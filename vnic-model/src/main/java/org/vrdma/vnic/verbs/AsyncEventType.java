@@ -1,0 +1,13 @@
+package org.vrdma.vnic.verbs;
+
+/** Asynchronous events ({@code enum ibv_event_type}) this device raises. */
+public enum AsyncEventType {
+    CQ_ERR,
+    QP_FATAL,
+    QP_REQ_ERR,
+    QP_ACCESS_ERR,
+    SQ_DRAINED,
+    QP_LAST_WQE_REACHED,
+    SRQ_LIMIT_REACHED,
+    SRQ_ERR
+}

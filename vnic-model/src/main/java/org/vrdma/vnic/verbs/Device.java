@@ -1,0 +1,376 @@
+package org.vrdma.vnic.verbs;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.Objects;
+import org.vrdma.runtime.FrameSink;
+import org.vrdma.runtime.TimerService;
+import org.vrdma.vnic.memory.MemoryRegionBacking;
+import org.vrdma.vnic.transport.PacketCodec;
+import org.vrdma.vnic.transport.TransportConfig;
+import org.vrdma.vnic.transport.TransportCounters;
+import org.vrdma.vnic.transport.TransportPacket;
+
+/**
+ * A virtual RDMA device: the vNIC of one ENI. It owns the tables of queue pairs and memory regions,
+ * turns outgoing packets into frames for its {@link FrameSink} and dispatches received frames to
+ * queue pairs.
+ *
+ * <h2>How a driver runs it</h2>
+ *
+ * <ul>
+ *   <li>Everything happens on one thread: verbs calls, {@link #onFrame} and the timers of the
+ *       {@link TimerService} the device was built with.
+ *   <li>Inputs: verbs calls (posting work requests sends packets before it returns), {@link
+ *       #onFrame} for every received frame (the device takes ownership and releases it), timer
+ *       expiries.
+ *   <li>Outputs: frames handed to the sink (the sink owns and releases them), completions in
+ *       completion queues, events on channels and to the {@link AsyncEventHandler}.
+ *   <li>A sink must not deliver frames back into a device synchronously; it queues them (a link, an
+ *       event loop) so that no engine re-enters itself.
+ * </ul>
+ */
+public final class Device implements FrameSink {
+    /** QPN of the first queue pair; 0 and 1 are the special QPs of InfiniBand. */
+    public static final int FIRST_QPN = 0x11;
+
+    enum Resource {
+        PD,
+        CQ,
+        QP,
+        MR,
+        SRQ,
+        AH
+    }
+
+    private final String name;
+    private final DeviceAttributes attributes;
+    private final TransportConfig config;
+    private final int ipv4;
+    private final long mac;
+    private final TimerService timers;
+    private final PacketCodec codec;
+    private final ByteBufAllocator allocator;
+    private final FrameSink sink;
+
+    private final int[] resourceCounts = new int[Resource.values().length];
+    private final MemoryRegion[] mrTable;
+    private final byte[] mrGeneration;
+    private int mrHint;
+    private final QueuePair[] qpTable;
+    private int qpHint;
+
+    private final TransportCounters deviceCounters = new TransportCounters();
+    private final TransportCounters retiredQpCounters = new TransportCounters();
+    private final TransportPacket rxPacket = new TransportPacket();
+    private final TransportPacket txPacket = new TransportPacket();
+    private final ByteBuf scratch;
+    private AsyncEventHandler asyncHandler;
+    private int contexts;
+    private boolean closed;
+
+    private Device(final Builder b) {
+        this.name = b.name;
+        this.attributes = b.attributes;
+        this.config = b.config;
+        this.ipv4 = b.ipv4;
+        this.mac = b.mac;
+        this.timers = Objects.requireNonNull(b.timers, "timers");
+        this.codec = Objects.requireNonNull(b.codec, "codec");
+        this.allocator = Objects.requireNonNull(b.allocator, "allocator");
+        this.sink = Objects.requireNonNull(b.sink, "sink");
+        this.mrTable = new MemoryRegion[attributes.maxMr()];
+        this.mrGeneration = new byte[attributes.maxMr()];
+        this.qpTable = new QueuePair[attributes.maxQp()];
+        this.scratch = allocator.directBuffer(attributes.maxMtu().bytes() + 64);
+    }
+
+    /** Starts building a device. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Opens a context ({@code ibv_open_device}). */
+    public Context open() {
+        checkOpen();
+        contexts++;
+        return new Context(this);
+    }
+
+    /** Device attributes ({@code ibv_query_device}). */
+    public DeviceAttributes attributes() {
+        return attributes;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The ENI's IPv4 address (big-endian int), the source of every packet. */
+    public int ipv4() {
+        return ipv4;
+    }
+
+    /** The ENI's MAC address. */
+    public long mac() {
+        return mac;
+    }
+
+    public TransportConfig config() {
+        return config;
+    }
+
+    public TimerService timers() {
+        return timers;
+    }
+
+    /** Installs the receiver of asynchronous events (or null to drop them). */
+    public void asyncEventHandler(final AsyncEventHandler handler) {
+        this.asyncHandler = handler;
+    }
+
+    /** The live queue pair {@code qpNum}, or null. */
+    public QueuePair queuePair(final int qpNum) {
+        final int i = qpNum - FIRST_QPN;
+        return i >= 0 && i < qpTable.length ? qpTable[i] : null;
+    }
+
+    /**
+     * Handles one received frame and releases it: like every {@link FrameSink}, the device owns the
+     * frame it is given. Payload is copied into registered memory before this returns.
+     */
+    @Override
+    public void onFrame(final ByteBuf frame, final long nowNs) {
+        try {
+            receive(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
+    private void receive(final ByteBuf frame) {
+        if (closed) {
+            return;
+        }
+        final TransportPacket p = rxPacket.clear();
+        if (!codec.decode(frame, p) || p.dstIpv4 != ipv4) {
+            deviceCounters.droppedPackets++;
+            return;
+        }
+        final QueuePair qp = queuePair(p.destQp);
+        if (qp == null) {
+            deviceCounters.droppedPackets++;
+            return;
+        }
+        qp.onPacket(p, frame.readableBytes(), timers.nowNs());
+    }
+
+    /** Device-wide counters: its own drops plus every queue pair, live or destroyed. */
+    public TransportCounters counters() {
+        final TransportCounters sum = deviceCounters.snapshot();
+        retiredQpCounters.addTo(sum);
+        for (final QueuePair qp : qpTable) {
+            if (qp != null) {
+                qp.countersRef().addTo(sum);
+            }
+        }
+        return sum;
+    }
+
+    /** Releases the device's buffers; EBUSY while contexts are open. */
+    public void close() {
+        checkOpen();
+        if (contexts != 0) {
+            throw new VerbsException(Errno.EBUSY, contexts + " contexts still open");
+        }
+        closed = true;
+        scratch.release();
+    }
+
+    // ---- engine-facing helpers ----
+
+    void raise(final AsyncEventType type, final Object source) {
+        if (asyncHandler != null) {
+            asyncHandler.onAsyncEvent(type, source);
+        }
+    }
+
+    void onContextClosed() {
+        contexts--;
+    }
+
+    void reserve(final Resource r) {
+        final int max = switch (r) {
+            case PD -> attributes.maxPd();
+            case CQ -> attributes.maxCq();
+            case QP -> attributes.maxQp();
+            case MR -> attributes.maxMr();
+            case SRQ -> attributes.maxSrq();
+            case AH -> attributes.maxAh();
+        };
+        if (resourceCounts[r.ordinal()] >= max) {
+            throw new VerbsException(Errno.ENOMEM, "device has no free " + r + " (max " + max + ")");
+        }
+        resourceCounts[r.ordinal()]++;
+    }
+
+    void release(final Resource r) {
+        resourceCounts[r.ordinal()]--;
+    }
+
+    MemoryRegion registerMr(
+            final ProtectionDomain pd,
+            final MemoryRegionBacking backing,
+            final long addr,
+            final long length,
+            final int access) {
+        reserve(Resource.MR);
+        for (int n = 0; n < mrTable.length; n++) {
+            final int i = (mrHint + n) % mrTable.length;
+            if (mrTable[i] == null) {
+                mrGeneration[i]++;
+                final int key = (i << 8) | (mrGeneration[i] & 0xFF);
+                final MemoryRegion mr = new MemoryRegion(pd, backing, addr, length, access, key);
+                mrTable[i] = mr;
+                mrHint = i + 1;
+                return mr;
+            }
+        }
+        release(Resource.MR);
+        throw new VerbsException(Errno.ENOMEM, "memory region table full");
+    }
+
+    void unregisterMr(final MemoryRegion mr) {
+        final int i = mr.lkey() >>> 8;
+        if (mrTable[i] == mr) {
+            mrTable[i] = null;
+            release(Resource.MR);
+        }
+    }
+
+    /** The registered region with key {@code key}, or null. */
+    MemoryRegion lookupMr(final int key) {
+        final int i = key >>> 8;
+        if (i >= mrTable.length) {
+            return null;
+        }
+        final MemoryRegion mr = mrTable[i];
+        return mr != null && mr.lkey() == key ? mr : null;
+    }
+
+    int allocateQpn(final QueuePair qp) {
+        for (int n = 0; n < qpTable.length; n++) {
+            final int i = (qpHint + n) % qpTable.length;
+            if (qpTable[i] == null) {
+                qpTable[i] = qp;
+                qpHint = i + 1;
+                return FIRST_QPN + i;
+            }
+        }
+        throw new VerbsException(Errno.ENOMEM, "queue pair table full");
+    }
+
+    void releaseQpn(final QueuePair qp) {
+        final int i = qp.qpNum() - FIRST_QPN;
+        if (qpTable[i] == qp) {
+            qpTable[i] = null;
+            qp.countersRef().addTo(retiredQpCounters);
+        }
+    }
+
+    TransportPacket txPacket() {
+        return txPacket.clear();
+    }
+
+    /** The staging buffer for outgoing payload, emptied. */
+    ByteBuf scratch() {
+        return scratch.clear();
+    }
+
+    TransportCounters deviceCounters() {
+        return deviceCounters;
+    }
+
+    /** Encodes and sends {@code p}; returns the frame's wire length. */
+    int transmit(final TransportPacket p, final TransportCounters counters) {
+        final ByteBuf frame = codec.encode(p, allocator);
+        final int bytes = frame.readableBytes();
+        counters.txPackets++;
+        counters.txBytes += bytes;
+        sink.onFrame(frame, timers.nowNs());
+        return bytes;
+    }
+
+    int frameLength(final int opcode, final int payloadBytes) {
+        return codec.frameLength(opcode, payloadBytes);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new VerbsException(Errno.EINVAL, "device closed");
+        }
+    }
+
+    /** Builds a {@link Device}. */
+    public static final class Builder {
+        private String name = "vrdma0";
+        private DeviceAttributes attributes = DeviceAttributes.defaults();
+        private TransportConfig config = TransportConfig.defaults();
+        private int ipv4;
+        private long mac;
+        private TimerService timers;
+        private PacketCodec codec;
+        private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+        private FrameSink sink;
+
+        public Builder name(final String v) {
+            name = v;
+            return this;
+        }
+
+        public Builder attributes(final DeviceAttributes v) {
+            attributes = v;
+            return this;
+        }
+
+        public Builder config(final TransportConfig v) {
+            config = v;
+            return this;
+        }
+
+        /** The ENI's IPv4 address, big-endian. */
+        public Builder ipv4(final int v) {
+            ipv4 = v;
+            return this;
+        }
+
+        public Builder mac(final long v) {
+            mac = v;
+            return this;
+        }
+
+        public Builder timers(final TimerService v) {
+            timers = v;
+            return this;
+        }
+
+        public Builder codec(final PacketCodec v) {
+            codec = v;
+            return this;
+        }
+
+        public Builder allocator(final ByteBufAllocator v) {
+            allocator = v;
+            return this;
+        }
+
+        public Builder sink(final FrameSink v) {
+            sink = v;
+            return this;
+        }
+
+        public Device build() {
+            return new Device(this);
+        }
+    }
+}

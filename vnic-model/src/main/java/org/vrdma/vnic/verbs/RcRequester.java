@@ -1,0 +1,902 @@
+package org.vrdma.vnic.verbs;
+
+import io.netty.buffer.ByteBuf;
+import org.vrdma.runtime.TimerService;
+import org.vrdma.vnic.transport.Aeth;
+import org.vrdma.vnic.transport.Opcodes;
+import org.vrdma.vnic.transport.Psn;
+import org.vrdma.vnic.transport.PsnBitmap;
+import org.vrdma.vnic.transport.RateWindowSource;
+import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.RnrTimer;
+import org.vrdma.vnic.transport.RtoEstimator;
+import org.vrdma.vnic.transport.TransportCounters;
+import org.vrdma.vnic.transport.TransportPacket;
+import org.vrdma.vnic.transport.TxWindow;
+
+/**
+ * The requester half of an RC queue pair: segments send work requests into packets, keeps them
+ * within the TX window, processes ACKs, NAKs and responses, retransmits (go-back-N or selective) and
+ * completes work requests in order.
+ *
+ * <p>PSN state: {@code sndUna} is the oldest PSN not yet confirmed, {@code sndMax} the next PSN never
+ * sent, {@code ackedPsn} the highest PSN the responder acknowledged cumulatively (it may run ahead
+ * of an RDMA READ whose responses are missing). A cursor ({@code curSeq}, {@code curPkt}, {@code
+ * curPsn}) walks the send queue; below {@code sndMax} it replays (go-back-N), at {@code sndMax} it
+ * sends new packets. Payload is gathered from memory again on every (re)transmission, as hardware
+ * does, so nothing is buffered per packet.
+ */
+final class RcRequester {
+    private final QueuePair qp;
+    private final Device device;
+    private final SendQueue sq;
+    private final TransportCounters counters;
+    private final TxWindow window;
+    private final RtoEstimator rto;
+    private final RecoveryMode mode;
+    private final PsnBitmap sacked;
+    private final long[] retxTimeNs;
+    private final int trackMask;
+    private final TimerService timers;
+
+    private int pmtu;
+    private int maxRdAtomic;
+    private int retryCnt;
+    private int rnrRetry;
+
+    private int sndUna;
+    private int sndMax;
+    private int ackedPsn;
+    private long assignedEnd;
+    private long curSeq;
+    private int curPkt;
+    private int curPsn;
+
+    private int sackedCount;
+    private boolean inRecovery;
+    private int recoveryPoint;
+    private int srCursor;
+    private int srLimit;
+    private int srSinglePsn = -1;
+
+    private int outstandingRdAtomic;
+    private int retryLeft;
+    private int rnrRetryLeft;
+
+    private boolean rtoArmed;
+    private long rtoDeadlineNs;
+    private long rtoTimerId = TimerService.NO_TIMER;
+    private boolean rnrWait;
+    private long rnrTimerId = TimerService.NO_TIMER;
+    private long paceTimerId = TimerService.NO_TIMER;
+    private long ccTimerId = TimerService.NO_TIMER;
+    private long ccTimerDeadlineNs;
+
+    private boolean rttSampling;
+    private int rttSamplePsn;
+    private long rttSampleSentNs;
+    private int lastGoBackPsn = -1;
+    private long lastGoBackNs;
+    private boolean drainNotified;
+
+    RcRequester(final QueuePair qp, final SendQueue sq, final TxWindow window, final RecoveryMode mode) {
+        this.qp = qp;
+        this.device = qp.device();
+        this.sq = sq;
+        this.counters = qp.countersRef();
+        this.window = window;
+        this.mode = mode;
+        this.timers = device.timers();
+        final int track = device.config().sackWindowPackets();
+        this.sacked = new PsnBitmap(track);
+        this.trackMask = sacked.size() - 1;
+        this.retxTimeNs = new long[sacked.size()];
+        this.rto = new RtoEstimator(
+                device.config().initialRtoNs(),
+                device.config().minRtoNs(),
+                device.config().infiniteTimeoutCeilingNs());
+    }
+
+    /** Entering RTS from RTR: start sending at {@code sqPsn}. */
+    void init(final QpAttr attr) {
+        pmtu = attr.pathMtu.bytes();
+        window.mtuBytes(pmtu);
+        updateAttributes(attr);
+        sndUna = attr.sqPsn;
+        sndMax = attr.sqPsn;
+        curPsn = attr.sqPsn;
+        ackedPsn = Psn.prev(attr.sqPsn);
+        assignedEnd = sq.head;
+        curSeq = sq.head;
+        curPkt = 0;
+        sacked.clearAll();
+        sackedCount = 0;
+        inRecovery = false;
+        srSinglePsn = -1;
+        outstandingRdAtomic = 0;
+        rttSampling = false;
+        retryLeft = retryCnt;
+        rnrRetryLeft = rnrRetry;
+    }
+
+    /** Attributes that RTS→RTS or SQD→SQD may change. */
+    void updateAttributes(final QpAttr attr) {
+        maxRdAtomic = Math.max(1, attr.maxRdAtomic);
+        retryCnt = attr.retryCnt;
+        rnrRetry = attr.rnrRetry;
+        retryLeft = retryCnt;
+        rnrRetryLeft = rnrRetry;
+        final long ceiling =
+                RtoEstimator.ceilingForTimeoutCode(attr.timeout, device.config().infiniteTimeoutCeilingNs());
+        rto.reset(
+                Math.min(device.config().initialRtoNs(), ceiling),
+                Math.min(device.config().minRtoNs(), ceiling),
+                ceiling);
+    }
+
+    int pmtu() {
+        return pmtu;
+    }
+
+    RtoEstimator rto() {
+        return rto;
+    }
+
+    /** Stops all timers (QP leaves RTS/SQD for ERR or RESET). */
+    void stop() {
+        timers.cancel(rtoTimerId);
+        timers.cancel(rnrTimerId);
+        timers.cancel(paceTimerId);
+        timers.cancel(ccTimerId);
+        rtoTimerId = TimerService.NO_TIMER;
+        rnrTimerId = TimerService.NO_TIMER;
+        paceTimerId = TimerService.NO_TIMER;
+        ccTimerId = TimerService.NO_TIMER;
+        rtoArmed = false;
+        rnrWait = false;
+    }
+
+    /** True once nothing is outstanding and no WQE is half sent. */
+    boolean isDrained() {
+        return sndUna == sndMax && curSeq == assignedEnd;
+    }
+
+    void onEnterSqd() {
+        drainNotified = false;
+        checkDrained();
+    }
+
+    @Override
+    public String toString() {
+        return "RcRequester{sndUna=" + sndUna + ", sndMax=" + sndMax + ", ackedPsn=" + ackedPsn + ", cur=" + curSeq
+                + "/" + curPkt + "@" + curPsn + ", head=" + sq.head + ", assignedEnd=" + assignedEnd + ", tail="
+                + sq.tail + ", sacked=" + sackedCount + ", recovery=" + inRecovery + " [" + srCursor + "," + srLimit
+                + ") single=" + srSinglePsn + ", rto=" + rtoArmed + "@" + rtoDeadlineNs + ", timer=" + rtoTimerId
+                + ", rnrWait=" + rnrWait + ", window=" + window.windowPackets() + '}';
+    }
+
+    // ---------------------------------------------------------------- transmit
+
+    /** Sends whatever the window, pacer and state allow. */
+    void progress(final long nowNs) {
+        while (qp.isRequesterActive() && !rnrWait) {
+            if (srSinglePsn != -1) {
+                if (paced(nowNs)) {
+                    return;
+                }
+                final int p = srSinglePsn;
+                srSinglePsn = -1;
+                retransmitOne(p, nowNs);
+                continue;
+            }
+            if (inRecovery && Psn.lt(srCursor, srLimit)) {
+                if (paced(nowNs)) {
+                    return;
+                }
+                if (emitSelective(nowNs)) {
+                    continue;
+                }
+            }
+            if (Psn.lt(curPsn, sndMax)) {
+                if (paced(nowNs)) {
+                    return;
+                }
+                emitAtCursor(nowNs);
+                continue;
+            }
+            if (curSeq == sq.tail) {
+                return;
+            }
+            final SendWqe w = sq.get(curSeq);
+            if (curSeq == assignedEnd) {
+                if (qp.state() == QpState.SQD) {
+                    return;
+                }
+                if (w.localError != null) {
+                    checkLocalError();
+                    return;
+                }
+                if (w.opcode.isReadOrAtomic() && outstandingRdAtomic >= maxRdAtomic) {
+                    return;
+                }
+                if ((w.sendFlags & SendFlags.FENCE) != 0 && outstandingRdAtomic > 0) {
+                    return;
+                }
+                if (!windowAllows(w.opcode == WrOpcode.RDMA_READ ? w.numPackets : 1) || paced(nowNs)) {
+                    return;
+                }
+                w.firstPsn = curPsn;
+                w.readNextPsn = curPsn;
+                w.responseDone = false;
+                w.reRequestedPsn = -1;
+                assignedEnd++;
+                if (w.opcode.isReadOrAtomic()) {
+                    outstandingRdAtomic++;
+                }
+            } else if (!windowAllows(1) || paced(nowNs)) {
+                return;
+            }
+            emitAtCursor(nowNs);
+        }
+    }
+
+    private boolean windowAllows(final int packets) {
+        final int outstanding = Psn.diff(sndMax, sndUna);
+        if (outstanding + packets > trackMask) {
+            return outstanding == 0;
+        }
+        return window.allows(outstanding - sackedCount, packets);
+    }
+
+    private boolean paced(final long nowNs) {
+        final long t = window.earliestDepartureNs();
+        if (t <= nowNs) {
+            return false;
+        }
+        if (paceTimerId == TimerService.NO_TIMER) {
+            paceTimerId = timers.scheduleAt(t, qp);
+        }
+        return true;
+    }
+
+    /** Emits the packet at the cursor and advances it. */
+    private void emitAtCursor(final long nowNs) {
+        final SendWqe w = sq.get(curSeq);
+        final boolean retx = Psn.lt(curPsn, sndMax);
+        switch (w.opcode) {
+            case RDMA_READ -> {
+                if (!w.responseDone) {
+                    final int start = Psn.lt(curPsn, w.readNextPsn) ? w.readNextPsn : curPsn;
+                    sendReadRequest(w, start, nowNs, retx);
+                }
+                curPsn = Psn.next(w.lastPsn());
+                curSeq++;
+                curPkt = 0;
+            }
+            case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
+                if (!w.responseDone) {
+                    sendAtomic(w, nowNs, retx);
+                }
+                curPsn = Psn.next(curPsn);
+                curSeq++;
+                curPkt = 0;
+            }
+            default -> {
+                final int psn = curPsn;
+                if (!retx || (Psn.gt(psn, ackedPsn) && !(mode == RecoveryMode.SELECTIVE_REPEAT && sacked.get(psn)))) {
+                    sendData(w, curPkt, psn, nowNs, retx);
+                }
+                curPsn = Psn.next(curPsn);
+                if (++curPkt == w.numPackets) {
+                    curSeq++;
+                    curPkt = 0;
+                }
+            }
+        }
+        if (Psn.gt(curPsn, sndMax)) {
+            sndMax = curPsn;
+        }
+    }
+
+    /** Selective repeat: retransmits the next missing PSN in {@code [srCursor, srLimit)}. */
+    private boolean emitSelective(final long nowNs) {
+        while (Psn.lt(srCursor, srLimit)) {
+            if (Psn.lt(srCursor, sndUna)) {
+                srCursor = sndUna;
+                continue;
+            }
+            if (Psn.ge(srCursor, sndMax)) {
+                srCursor = srLimit;
+                break;
+            }
+            if (sacked.get(srCursor)) {
+                srCursor = Psn.next(srCursor);
+                continue;
+            }
+            final long seq = findWqe(srCursor);
+            if (seq < 0) {
+                srCursor = srLimit;
+                break;
+            }
+            final SendWqe w = sq.get(seq);
+            if (w.opcode.isReadOrAtomic()) {
+                final int end = Psn.next(w.lastPsn());
+                if (!w.responseDone) {
+                    retransmitOne(srCursor, nowNs);
+                    srCursor = end;
+                    return true;
+                }
+                srCursor = end;
+                continue;
+            }
+            if (Psn.le(srCursor, ackedPsn)) {
+                srCursor = Psn.next(ackedPsn);
+                continue;
+            }
+            final int psn = srCursor;
+            srCursor = Psn.next(srCursor);
+            sendData(w, Psn.diff(psn, w.firstPsn), psn, nowNs, true);
+            return true;
+        }
+        return false;
+    }
+
+    /** Retransmits the one packet (or READ remainder) at {@code psn}, if it is still needed. */
+    private void retransmitOne(final int psn, final long nowNs) {
+        if (Psn.lt(psn, sndUna) || Psn.ge(psn, sndMax)) {
+            return;
+        }
+        final long seq = findWqe(psn);
+        if (seq < 0) {
+            return;
+        }
+        final SendWqe w = sq.get(seq);
+        if (w.opcode == WrOpcode.RDMA_READ) {
+            if (!w.responseDone) {
+                sendReadRequest(w, Psn.lt(psn, w.readNextPsn) ? w.readNextPsn : psn, nowNs, true);
+            }
+        } else if (w.opcode.isAtomic()) {
+            if (!w.responseDone) {
+                sendAtomic(w, nowNs, true);
+            }
+        } else if (Psn.gt(psn, ackedPsn) && !sacked.get(psn)) {
+            sendData(w, Psn.diff(psn, w.firstPsn), psn, nowNs, true);
+        }
+    }
+
+    private void sendData(final SendWqe w, final int pktIdx, final int psn, final long nowNs, final boolean retx) {
+        final TransportPacket p = device.txPacket();
+        qp.fillRcHeaders(p);
+        final int n = w.numPackets;
+        final long off = (long) pktIdx * pmtu;
+        final int len = (int) Math.min(pmtu, w.totalLength - off);
+        final boolean first = pktIdx == 0;
+        final boolean last = pktIdx == n - 1;
+        final boolean imm = w.opcode.hasImm();
+        if (w.opcode.isWrite()) {
+            if (n == 1) {
+                p.opcode = imm ? Opcodes.RC_RDMA_WRITE_ONLY_WITH_IMM : Opcodes.RC_RDMA_WRITE_ONLY;
+            } else if (first) {
+                p.opcode = Opcodes.RC_RDMA_WRITE_FIRST;
+            } else if (last) {
+                p.opcode = imm ? Opcodes.RC_RDMA_WRITE_LAST_WITH_IMM : Opcodes.RC_RDMA_WRITE_LAST;
+            } else {
+                p.opcode = Opcodes.RC_RDMA_WRITE_MIDDLE;
+            }
+            if (first) {
+                p.rethVa = w.remoteAddr;
+                p.rethRkey = w.rkey;
+                p.rethLength = (int) w.totalLength;
+            }
+        } else {
+            if (n == 1) {
+                p.opcode = imm ? Opcodes.RC_SEND_ONLY_WITH_IMM : Opcodes.RC_SEND_ONLY;
+            } else if (first) {
+                p.opcode = Opcodes.RC_SEND_FIRST;
+            } else if (last) {
+                p.opcode = imm ? Opcodes.RC_SEND_LAST_WITH_IMM : Opcodes.RC_SEND_LAST;
+            } else {
+                p.opcode = Opcodes.RC_SEND_MIDDLE;
+            }
+        }
+        if (last) {
+            p.immData = w.immData;
+            p.solicited = (w.sendFlags & SendFlags.SOLICITED) != 0;
+        }
+        p.ackReq = last || retx;
+        p.psn = psn;
+        final ByteBuf payload = device.scratch();
+        w.gather(off, payload, len);
+        p.payload(payload);
+        emit(p, psn, nowNs, retx, true);
+    }
+
+    private void sendReadRequest(final SendWqe w, final int startPsn, final long nowNs, final boolean retx) {
+        final TransportPacket p = device.txPacket();
+        qp.fillRcHeaders(p);
+        final long off = (long) Psn.diff(startPsn, w.firstPsn) * pmtu;
+        p.opcode = Opcodes.RC_RDMA_READ_REQUEST;
+        p.rethVa = w.remoteAddr + off;
+        p.rethRkey = w.rkey;
+        p.rethLength = (int) (w.totalLength - off);
+        p.psn = startPsn;
+        p.ackReq = true;
+        if (retx) {
+            w.reRequestedPsn = startPsn;
+        }
+        emit(p, startPsn, nowNs, retx, false);
+    }
+
+    private void sendAtomic(final SendWqe w, final long nowNs, final boolean retx) {
+        final TransportPacket p = device.txPacket();
+        qp.fillRcHeaders(p);
+        final boolean cas = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP;
+        p.opcode = cas ? Opcodes.RC_COMPARE_SWAP : Opcodes.RC_FETCH_ADD;
+        p.atomicVa = w.remoteAddr;
+        p.atomicRkey = w.rkey;
+        p.atomicSwapOrAdd = cas ? w.swap : w.compareAdd;
+        p.atomicCompare = cas ? w.compareAdd : 0;
+        p.psn = w.firstPsn;
+        p.ackReq = true;
+        if (retx) {
+            w.reRequestedPsn = w.firstPsn;
+        }
+        emit(p, w.firstPsn, nowNs, retx, true);
+    }
+
+    private void emit(
+            final TransportPacket p, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
+        final int bytes = device.transmit(p, counters);
+        window.onSent(nowNs, bytes);
+        if (retx) {
+            counters.retransmittedPackets++;
+            retxTimeNs[psn & trackMask] = nowNs;
+            if (rttSampling && rttSamplePsn == psn) {
+                rttSampling = false; // Karn: a resent packet's ACK is ambiguous
+            }
+        } else if (!rttSampling && sampleRtt) {
+            rttSampling = true;
+            rttSamplePsn = psn;
+            rttSampleSentNs = nowNs;
+        }
+        if (!rtoArmed) {
+            restartRto(nowNs);
+        }
+    }
+
+    // ---------------------------------------------------------------- receive
+
+    /** An ACK/NAK, READ response or atomic ACK for this requester. */
+    void onResponse(final TransportPacket p, final long nowNs) {
+        final int op = p.opcode;
+        if (op == Opcodes.RC_ACKNOWLEDGE) {
+            counters.rxAcks++;
+            onAcknowledge(p, nowNs);
+        } else if (op == Opcodes.RC_ATOMIC_ACKNOWLEDGE) {
+            counters.rxAcks++;
+            onAtomicAck(p, nowNs);
+        } else if (Opcodes.isReadResponse(op)) {
+            onReadResponse(p, nowNs);
+        } else {
+            counters.droppedPackets++;
+            return;
+        }
+        progress(nowNs);
+    }
+
+    /** A CNP: congestion control reacts. */
+    void onCnp(final long nowNs) {
+        window.source().onCnp(nowNs);
+        syncCcTimer();
+    }
+
+    private void onAcknowledge(final TransportPacket p, final long nowNs) {
+        final int psn = p.psn;
+        final int d = Psn.diff(psn, Psn.prev(sndUna));
+        if (d < 0 || d > Psn.diff(sndMax, sndUna)) {
+            counters.droppedPackets++; // stale or bogus
+            return;
+        }
+        final int syn = p.aethSyndrome;
+        if (Aeth.isAck(syn)) {
+            onCumulativeAck(psn, nowNs);
+            return;
+        }
+        if (d == 0) {
+            counters.droppedPackets++; // a NAK must name an outstanding PSN
+            return;
+        }
+        onCumulativeAck(Psn.prev(psn), nowNs);
+        if (!qp.isRequesterActive()) {
+            return;
+        }
+        if (Aeth.isRnrNak(syn)) {
+            counters.rnrNaksReceived++;
+            onRnrNak(psn, Aeth.value(syn), nowNs);
+            return;
+        }
+        switch (Aeth.value(syn)) {
+            case Aeth.NAK_PSN_SEQUENCE_ERROR -> {
+                counters.seqNaksReceived++;
+                onSeqNak(psn, p.aethMsn, nowNs);
+            }
+            case Aeth.NAK_INVALID_REQUEST -> {
+                counters.invalidRequestNaksReceived++;
+                failAt(psn, WcStatus.REM_INV_REQ_ERR);
+            }
+            case Aeth.NAK_REMOTE_ACCESS_ERROR -> {
+                counters.accessNaksReceived++;
+                failAt(psn, WcStatus.REM_ACCESS_ERR);
+            }
+            default -> {
+                counters.remoteOpNaksReceived++;
+                failAt(psn, WcStatus.REM_OP_ERR);
+            }
+        }
+    }
+
+    private void onSeqNak(final int psn, final int msnField, final long nowNs) {
+        window.source().onLoss(nowNs, pmtu);
+        syncCcTimer();
+        if (mode == RecoveryMode.GO_BACK_N) {
+            if (psn == lastGoBackPsn && nowNs - lastGoBackNs < Math.max(rto.srttNs(), 1)) {
+                return; // a duplicate NAK for a replay already under way
+            }
+            goBack(psn, nowNs);
+            return;
+        }
+        final int sack = msnField & Psn.MASK;
+        final boolean hasSack = Psn.gt(sack, psn) && Psn.lt(sack, sndMax);
+        if (hasSack && !sacked.get(sack)) {
+            sacked.set(sack);
+            sackedCount++;
+        }
+        if (!inRecovery) {
+            inRecovery = true;
+            recoveryPoint = sndMax;
+            srCursor = psn;
+            srLimit = psn;
+        } else if (Psn.lt(psn, srCursor) && nowNs - retxTimeNs[psn & trackMask] > lostRetransmitThresholdNs()) {
+            // The hole was resent this episode and is still reported: the resend was lost too.
+            srSinglePsn = psn;
+            retxTimeNs[psn & trackMask] = nowNs;
+        }
+        srCursor = Psn.max(srCursor, psn);
+        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : sndMax);
+    }
+
+    private long lostRetransmitThresholdNs() {
+        return rto.hasSample() ? rto.srttNs() + 4 * rto.rttvarNs() : rto.rtoNs();
+    }
+
+    private void onRnrNak(final int psn, final int timerCode, final long nowNs) {
+        if (rnrRetry != 7) {
+            if (rnrRetryLeft == 0) {
+                failAt(psn, WcStatus.RNR_RETRY_EXC_ERR);
+                return;
+            }
+            rnrRetryLeft--;
+        }
+        rnrWait = true;
+        rtoArmed = false;
+        timers.cancel(rnrTimerId);
+        rnrTimerId = timers.scheduleAt(nowNs + RnrTimer.toNanos(timerCode), qp);
+        goBack(psn, nowNs);
+    }
+
+    private void onReadResponse(final TransportPacket p, final long nowNs) {
+        final SendWqe w = firstPendingResponse();
+        if (w == null) {
+            counters.droppedPackets++;
+            return;
+        }
+        final int psn = p.psn;
+        if (w.opcode != WrOpcode.RDMA_READ) {
+            if (Psn.gt(psn, w.firstPsn)) {
+                requestResponseRetry(w, nowNs);
+            }
+            counters.droppedPackets++;
+            return;
+        }
+        if (psn != w.readNextPsn) {
+            if (Psn.gt(psn, w.readNextPsn)) {
+                counters.outOfSequence++;
+                requestResponseRetry(w, nowNs);
+            } else {
+                counters.duplicateRequests++;
+            }
+            return;
+        }
+        final long off = (long) Psn.diff(psn, w.firstPsn) * pmtu;
+        final int expect = (int) Math.min(pmtu, w.totalLength - off);
+        if (p.payloadLength() != expect) {
+            counters.droppedPackets++;
+            return;
+        }
+        w.scatter(off, p.payload, p.payloadIndex, expect);
+        w.readNextPsn = Psn.next(psn);
+        if (psn == w.lastPsn()) {
+            w.responseDone = true;
+        }
+        onCumulativeAck(psn, nowNs);
+    }
+
+    private void onAtomicAck(final TransportPacket p, final long nowNs) {
+        final SendWqe w = firstPendingResponse();
+        if (w == null || !w.opcode.isAtomic() || p.psn != w.firstPsn) {
+            if (w != null && Psn.gt(p.psn, w.lastPsn())) {
+                requestResponseRetry(w, nowNs);
+            }
+            counters.duplicateRequests++;
+            return;
+        }
+        w.mr[0].backing().writeLong(w.offset[0], p.atomicOriginal);
+        w.responseDone = true;
+        onCumulativeAck(p.psn, nowNs);
+    }
+
+    private SendWqe firstPendingResponse() {
+        for (long s = sq.head; s < assignedEnd; s++) {
+            final SendWqe w = sq.get(s);
+            if (w.opcode.isReadOrAtomic() && !w.responseDone) {
+                return w;
+            }
+        }
+        return null;
+    }
+
+    /** The responder moved past a READ/atomic whose response is missing: ask again, once per round. */
+    private void requestResponseRetry(final SendWqe w, final long nowNs) {
+        final int p = w.opcode == WrOpcode.RDMA_READ ? w.readNextPsn : w.firstPsn;
+        if (w.reRequestedPsn == p) {
+            return;
+        }
+        w.reRequestedPsn = p;
+        if (mode == RecoveryMode.GO_BACK_N) {
+            goBack(p, nowNs);
+        } else {
+            srSinglePsn = p;
+        }
+    }
+
+    private void onCumulativeAck(final int a, final long nowNs) {
+        if (Psn.gt(a, ackedPsn) && Psn.lt(a, sndMax)) {
+            final int newly = Psn.diff(a, ackedPsn);
+            ackedPsn = a;
+            long rttNs = -1;
+            if (rttSampling && Psn.le(rttSamplePsn, a)) {
+                rttNs = nowNs - rttSampleSentNs;
+                rto.onRttSample(rttNs);
+                rttSampling = false;
+            }
+            window.source().onAck(nowNs, (long) newly * pmtu, rttNs, false);
+            syncCcTimer();
+        }
+        retire(nowNs);
+    }
+
+    /** Completes, in order, every WQE that is fully acknowledged or answered. */
+    private void retire(final long nowNs) {
+        while (sq.head < assignedEnd) {
+            final SendWqe w = sq.get(sq.head);
+            if (w.opcode.isReadOrAtomic()) {
+                if (!w.responseDone) {
+                    if (Psn.gt(ackedPsn, w.lastPsn())) {
+                        requestResponseRetry(w, nowNs);
+                    }
+                    break;
+                }
+                outstandingRdAtomic--;
+            } else if (Psn.lt(ackedPsn, w.lastPsn())) {
+                break;
+            }
+            sq.head++;
+            qp.completeSend(w, WcStatus.SUCCESS);
+        }
+        final int newUna;
+        if (sq.head == assignedEnd) {
+            newUna = sndMax;
+        } else {
+            final SendWqe w = sq.get(sq.head);
+            if (w.opcode == WrOpcode.RDMA_READ) {
+                newUna = w.readNextPsn;
+            } else if (w.opcode.isAtomic()) {
+                newUna = w.firstPsn;
+            } else {
+                newUna = Psn.max(w.firstPsn, Psn.next(ackedPsn));
+            }
+        }
+        if (Psn.gt(newUna, sndUna)) {
+            advanceUna(newUna, nowNs);
+        }
+        if (Psn.lt(curPsn, sndUna)) {
+            seekCursor(sndUna);
+        }
+        checkLocalError();
+        checkDrained();
+    }
+
+    private void advanceUna(final int newUna, final long nowNs) {
+        for (int p = sndUna; p != newUna; p = Psn.next(p)) {
+            if (sacked.get(p)) {
+                sacked.clear(p);
+                sackedCount--;
+            }
+        }
+        sndUna = newUna;
+        retryLeft = retryCnt;
+        rnrRetryLeft = rnrRetry;
+        if (inRecovery && Psn.ge(sndUna, recoveryPoint)) {
+            inRecovery = false;
+        }
+        if (sndUna == sndMax) {
+            rtoArmed = false;
+        } else if (!rnrWait) {
+            restartRto(nowNs);
+        }
+    }
+
+    private void checkLocalError() {
+        if (sq.head == assignedEnd && sq.head < sq.tail && curSeq == assignedEnd) {
+            final SendWqe w = sq.get(sq.head);
+            if (w.localError != null) {
+                qp.failSendQueue(sq.head, w.localError);
+            }
+        }
+    }
+
+    private void checkDrained() {
+        if (qp.state() == QpState.SQD && !drainNotified && isDrained()) {
+            drainNotified = true;
+            qp.onSendQueueDrained();
+        }
+    }
+
+    /** Moves the cursor to {@code psn} (inside an assigned WQE, or {@code sndMax}). */
+    private void seekCursor(final int psn) {
+        final long seq = findWqe(psn);
+        if (seq < 0) {
+            curSeq = assignedEnd;
+            curPkt = 0;
+            curPsn = sndMax;
+            // A half-sent WQE continues where it stopped.
+            if (assignedEnd > sq.head) {
+                final SendWqe w = sq.get(assignedEnd - 1);
+                if (Psn.lt(sndMax, Psn.next(w.lastPsn()))) {
+                    curSeq = assignedEnd - 1;
+                    curPkt = Psn.diff(sndMax, w.firstPsn);
+                }
+            }
+            return;
+        }
+        final SendWqe w = sq.get(seq);
+        curSeq = seq;
+        curPkt = Psn.diff(psn, w.firstPsn);
+        curPsn = psn;
+    }
+
+    /** Sequence number of the assigned WQE whose PSN range holds {@code psn} (and was sent), or -1. */
+    private long findWqe(final int psn) {
+        if (Psn.ge(psn, sndMax)) {
+            return -1;
+        }
+        for (long s = sq.head; s < assignedEnd; s++) {
+            final SendWqe w = sq.get(s);
+            if (Psn.inRange(psn, w.firstPsn, w.numPackets)) {
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    private void goBack(final int psn, final long nowNs) {
+        if (!Psn.lt(psn, sndMax)) {
+            return;
+        }
+        if (Psn.lt(psn, curPsn) || curPsn == sndMax) {
+            seekCursor(psn);
+        }
+        lastGoBackPsn = psn;
+        lastGoBackNs = nowNs;
+        if (rttSampling && Psn.ge(rttSamplePsn, psn)) {
+            rttSampling = false;
+        }
+    }
+
+    private void failAt(final int psn, final WcStatus status) {
+        final long seq = findWqe(psn);
+        qp.failSendQueue(seq < 0 ? sq.head : seq, status);
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    private void restartRto(final long nowNs) {
+        rtoArmed = true;
+        rtoDeadlineNs = nowNs + rto.rtoNs();
+        if (rtoTimerId == TimerService.NO_TIMER) {
+            rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
+        }
+    }
+
+    private void syncCcTimer() {
+        final long t = window.source().nextTimerNs();
+        if (t == RateWindowSource.NO_TIMER) {
+            return;
+        }
+        if (ccTimerId == TimerService.NO_TIMER || t < ccTimerDeadlineNs) {
+            timers.cancel(ccTimerId);
+            ccTimerDeadlineNs = t;
+            ccTimerId = timers.scheduleAt(t, qp);
+        }
+    }
+
+    /** Handles this requester's timers; false if {@code timerId} is not one of them. */
+    boolean onTimer(final long nowNs, final long timerId) {
+        if (timerId == rtoTimerId) {
+            rtoTimerId = TimerService.NO_TIMER;
+            onRtoTimer(nowNs);
+        } else if (timerId == rnrTimerId) {
+            rnrTimerId = TimerService.NO_TIMER;
+            rnrWait = false;
+            if (sndUna != sndMax) {
+                restartRto(nowNs);
+            }
+            progress(nowNs);
+        } else if (timerId == paceTimerId) {
+            paceTimerId = TimerService.NO_TIMER;
+            progress(nowNs);
+        } else if (timerId == ccTimerId) {
+            ccTimerId = TimerService.NO_TIMER;
+            window.source().onTimer(nowNs);
+            syncCcTimer();
+            progress(nowNs);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    private void onRtoTimer(final long nowNs) {
+        if (!rtoArmed || !qp.isRequesterActive()) {
+            return;
+        }
+        if (nowNs < rtoDeadlineNs) {
+            rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
+            return;
+        }
+        rtoArmed = false;
+        if (sndUna == sndMax) {
+            return;
+        }
+        counters.timeouts++;
+        if (retryLeft == 0) {
+            failAt(sndUna, WcStatus.RETRY_EXC_ERR);
+            return;
+        }
+        retryLeft--;
+        rto.onTimeout();
+        window.source().onTimeout(nowNs);
+        syncCcTimer();
+        rttSampling = false;
+        for (long s = sq.head; s < assignedEnd; s++) {
+            sq.get(s).reRequestedPsn = -1;
+        }
+        if (mode == RecoveryMode.GO_BACK_N) {
+            goBack(sndUna, nowNs);
+        } else {
+            // The oldest packet goes out even if SACKed: when only SACKed packets are left, the ACK
+            // that covered them was lost and a duplicate is what makes the responder ACK again.
+            if (sacked.get(sndUna)) {
+                sacked.clear(sndUna);
+                sackedCount--;
+            }
+            inRecovery = true;
+            recoveryPoint = sndMax;
+            srCursor = sndUna;
+            srLimit = sndMax;
+            srSinglePsn = -1;
+        }
+        restartRto(nowNs);
+        progress(nowNs);
+    }
+}

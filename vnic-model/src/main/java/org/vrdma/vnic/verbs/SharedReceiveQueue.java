@@ -1,0 +1,105 @@
+package org.vrdma.vnic.verbs;
+
+/**
+ * A shared receive queue ({@code struct ibv_srq}): receives consumed by several queue pairs of one
+ * protection domain. When armed with a limit, it raises {@link AsyncEventType#SRQ_LIMIT_REACHED} once
+ * the number of posted receives drops below it, then disarms (as {@code ibv_modify_srq} specifies).
+ */
+public final class SharedReceiveQueue {
+    /** {@link #modify} mask bit: change the maximum number of receives. */
+    public static final int ATTR_MAX_WR = 1;
+    /** {@link #modify} mask bit: arm the limit event. */
+    public static final int ATTR_LIMIT = 1 << 1;
+
+    private final ProtectionDomain pd;
+    private final ReceiveQueue queue;
+    private int limit;
+    private int users;
+    private boolean live = true;
+
+    SharedReceiveQueue(final ProtectionDomain pd, final int maxWr, final int maxSge, final int limit) {
+        this.pd = pd;
+        this.queue = new ReceiveQueue(maxWr, maxSge);
+        this.limit = limit;
+    }
+
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** Posts a receive ({@code ibv_post_srq_recv}). */
+    public void postRecv(final RecvWorkRequest wr) {
+        checkLive();
+        queue.post(wr, pd, pd.context().device());
+    }
+
+    /** Receives posted and not yet consumed. */
+    public int size() {
+        return queue.size();
+    }
+
+    public int maxWr() {
+        return queue.capacity();
+    }
+
+    /** The armed limit, 0 when disarmed. */
+    public int limit() {
+        return limit;
+    }
+
+    /**
+     * Modifies the queue ({@code ibv_modify_srq}). Resizing is not supported (EINVAL, as devices
+     * without IBV_DEVICE_SRQ_RESIZE); {@link #ATTR_LIMIT} arms the limit event.
+     */
+    public void modify(final int maxWr, final int srqLimit, final int mask) {
+        checkLive();
+        if ((mask & ~(ATTR_MAX_WR | ATTR_LIMIT)) != 0 || (mask & ATTR_MAX_WR) != 0) {
+            throw new VerbsException(Errno.EINVAL, "unsupported shared receive queue modification");
+        }
+        if (srqLimit < 0 || srqLimit > queue.capacity()) {
+            throw new VerbsException(Errno.EINVAL, "srq_limit " + srqLimit + " out of range");
+        }
+        limit = srqLimit;
+    }
+
+    /** Destroys the queue; EBUSY while queue pairs use it. */
+    public void destroy() {
+        checkLive();
+        if (users != 0) {
+            throw new VerbsException(Errno.EBUSY, users + " queue pairs use this shared receive queue");
+        }
+        live = false;
+        pd.context().device().release(Device.Resource.SRQ);
+        pd.onChildDestroyed();
+    }
+
+    ReceiveQueue queue() {
+        return queue;
+    }
+
+    boolean takeInto(final RecvWqe dst) {
+        if (!queue.takeInto(dst)) {
+            return false;
+        }
+        if (limit > 0 && queue.size() < limit) {
+            limit = 0;
+            pd.context().raise(AsyncEventType.SRQ_LIMIT_REACHED, this);
+        }
+        return true;
+    }
+
+    void attach() {
+        checkLive();
+        users++;
+    }
+
+    void detach() {
+        users--;
+    }
+
+    private void checkLive() {
+        if (!live) {
+            throw new VerbsException(Errno.EINVAL, "shared receive queue destroyed");
+        }
+    }
+}

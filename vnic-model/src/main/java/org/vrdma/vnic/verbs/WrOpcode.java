@@ -1,0 +1,48 @@
+package org.vrdma.vnic.verbs;
+
+/** Operation of a send work request ({@code enum ibv_wr_opcode}). */
+public enum WrOpcode {
+    RDMA_WRITE,
+    RDMA_WRITE_WITH_IMM,
+    SEND,
+    SEND_WITH_IMM,
+    RDMA_READ,
+    ATOMIC_CMP_AND_SWP,
+    ATOMIC_FETCH_AND_ADD;
+
+    /** True for operations that carry payload from local memory to the peer. */
+    public boolean carriesPayload() {
+        return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM || this == SEND || this == SEND_WITH_IMM;
+    }
+
+    /** True for operations that wait for response data (READ and atomics). */
+    public boolean isReadOrAtomic() {
+        return this == RDMA_READ || this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
+    }
+
+    /** True for atomics. */
+    public boolean isAtomic() {
+        return this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
+    }
+
+    /** True for operations that carry an immediate value. */
+    public boolean hasImm() {
+        return this == RDMA_WRITE_WITH_IMM || this == SEND_WITH_IMM;
+    }
+
+    /** True for RDMA WRITE with or without immediate. */
+    public boolean isWrite() {
+        return this == RDMA_WRITE || this == RDMA_WRITE_WITH_IMM;
+    }
+
+    /** The completion opcode this request produces on the send CQ. */
+    public WcOpcode completionOpcode() {
+        return switch (this) {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
+            case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
+            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
+        };
+    }
+}

@@ -1,0 +1,360 @@
+package org.vrdma.vnic.verbs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.vrdma.vnic.memory.ByteBufMemory;
+import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.TransportConfig;
+
+/** The verbs object model: state machine, validation, errno codes, CQ events, SRQ, UD. */
+class VerbsModelTest {
+    private static Fabric fabric() {
+        return new Fabric(1, Fabric.fastLink(), TransportConfig.defaults());
+    }
+
+    private static Errno errnoOf(final Runnable r) {
+        try {
+            r.run();
+        } catch (final VerbsException e) {
+            return e.errno();
+        }
+        throw new AssertionError("expected a VerbsException");
+    }
+
+    private static QueuePair rcQp(final Fabric f) {
+        return f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.RC, f.a.cq));
+    }
+
+    @Test
+    void stateMachineFollowsTheSpecTable() {
+        try (Fabric f = fabric()) {
+            final QueuePair qp = rcQp(f);
+            final QpAttr a = new QpAttr();
+            // RESET -> RTR does not exist
+            a.qpState = QpState.RTR;
+            assertThat(errnoOf(() -> qp.modify(a, QpAttrMask.STATE))).isEqualTo(Errno.EINVAL);
+            // RESET -> INIT needs PKEY_INDEX | PORT | ACCESS_FLAGS for RC
+            a.qpState = QpState.INIT;
+            assertThat(errnoOf(() -> qp.modify(a, QpAttrMask.STATE | QpAttrMask.PORT)))
+                    .isEqualTo(Errno.EINVAL);
+            // ... and allows nothing else (QKEY is UD's)
+            assertThat(errnoOf(() -> qp.modify(
+                            a,
+                            QpAttrMask.STATE
+                                    | QpAttrMask.PKEY_INDEX
+                                    | QpAttrMask.PORT
+                                    | QpAttrMask.ACCESS_FLAGS
+                                    | QpAttrMask.QKEY)))
+                    .isEqualTo(Errno.EINVAL);
+            // CUR_STATE is not allowed from RESET
+            assertThat(errnoOf(() -> qp.modify(a, QpAttrMask.STATE | QpAttrMask.CUR_STATE)))
+                    .isEqualTo(Errno.EINVAL);
+            a.portNum = 2;
+            assertThat(errnoOf(() -> qp.modify(
+                            a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS)))
+                    .isEqualTo(Errno.EINVAL);
+            assertThat(qp.state()).isEqualTo(QpState.RESET);
+            a.portNum = 1;
+            qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
+            assertThat(qp.state()).isEqualTo(QpState.INIT);
+            // INIT -> RTR without MIN_RNR_TIMER
+            a.qpState = QpState.RTR;
+            a.ahAttr = AhAttr.of(Fabric.IP_B, 0xB);
+            a.pathMtu = Mtu.MTU_4096;
+            final int rtrMask = QpAttrMask.STATE
+                    | QpAttrMask.AV
+                    | QpAttrMask.PATH_MTU
+                    | QpAttrMask.DEST_QPN
+                    | QpAttrMask.RQ_PSN
+                    | QpAttrMask.MAX_DEST_RD_ATOMIC;
+            assertThat(errnoOf(() -> qp.modify(a, rtrMask))).isEqualTo(Errno.EINVAL);
+            a.maxDestRdAtomic = 99;
+            assertThat(errnoOf(() -> qp.modify(a, rtrMask | QpAttrMask.MIN_RNR_TIMER)))
+                    .isEqualTo(Errno.EINVAL);
+            a.maxDestRdAtomic = 4;
+            qp.modify(a, rtrMask | QpAttrMask.MIN_RNR_TIMER);
+            // RTR -> RTS: retry_cnt is 3 bits
+            a.qpState = QpState.RTS;
+            a.retryCnt = 8;
+            final int rtsMask = QpAttrMask.STATE
+                    | QpAttrMask.TIMEOUT
+                    | QpAttrMask.RETRY_CNT
+                    | QpAttrMask.RNR_RETRY
+                    | QpAttrMask.SQ_PSN
+                    | QpAttrMask.MAX_QP_RD_ATOMIC;
+            assertThat(errnoOf(() -> qp.modify(a, rtsMask))).isEqualTo(Errno.EINVAL);
+            a.retryCnt = 7;
+            qp.modify(a, rtsMask);
+            assertThat(qp.query().qpState).isEqualTo(QpState.RTS);
+            // RTS -> SQD -> RTS, SQD -> SQD may change the timeout; RTS -> INIT does not exist
+            a.qpState = QpState.INIT;
+            assertThat(errnoOf(() -> qp.modify(a, QpAttrMask.STATE))).isEqualTo(Errno.EINVAL);
+            final List<AsyncEventType> events = new ArrayList<>();
+            f.a.device.asyncEventHandler((type, source) -> events.add(type));
+            a.qpState = QpState.SQD;
+            a.enSqdAsyncNotify = true;
+            qp.modify(a, QpAttrMask.STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
+            assertThat(events).containsExactly(AsyncEventType.SQ_DRAINED);
+            a.timeout = 12;
+            qp.modify(a, QpAttrMask.TIMEOUT);
+            assertThat(qp.query().timeout).isEqualTo(12);
+            a.qpState = QpState.RTS;
+            a.curQpState = QpState.SQD;
+            qp.modify(a, QpAttrMask.STATE | QpAttrMask.CUR_STATE);
+            // anything -> ERR -> RESET
+            a.qpState = QpState.ERR;
+            qp.modify(a, QpAttrMask.STATE);
+            a.qpState = QpState.RTS;
+            assertThat(errnoOf(() -> qp.modify(a, QpAttrMask.STATE))).isEqualTo(Errno.EINVAL);
+            a.qpState = QpState.RESET;
+            qp.modify(a, QpAttrMask.STATE);
+            assertThat(qp.query().timeout).isZero();
+            qp.destroy();
+        }
+    }
+
+    @Test
+    void postingIsValidated() {
+        try (Fabric f = fabric()) {
+            final QueuePair fresh = rcQp(f);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.addSge(Fabric.BASE, 8, f.a.mr.lkey());
+            assertThat(errnoOf(() -> fresh.postSend(wr))).isEqualTo(Errno.EINVAL); // RESET
+            assertThat(errnoOf(() -> fresh.postRecv(new RecvWorkRequest()))).isEqualTo(Errno.EINVAL);
+            fresh.destroy();
+
+            final QueuePair qp = f.connectRc(RecoveryMode.GO_BACK_N, new QpCap(2, 2, 2, 2, 16), Mtu.MTU_1024)[0];
+            wr.reset().addSge(Fabric.BASE, 8, f.a.mr.lkey()).addSge(Fabric.BASE, 8, f.a.mr.lkey());
+            wr.addSge(Fabric.BASE, 8, f.a.mr.lkey());
+            assertThat(errnoOf(() -> qp.postSend(wr))).isEqualTo(Errno.EINVAL); // num_sge > max_send_sge
+            wr.reset();
+            wr.sendFlags = SendFlags.INLINE;
+            wr.inlineData = Unpooled.wrappedBuffer(new byte[17]);
+            assertThat(errnoOf(() -> qp.postSend(wr))).isEqualTo(Errno.EINVAL); // inline > max_inline_data
+            wr.reset();
+            wr.opcode = WrOpcode.ATOMIC_FETCH_AND_ADD;
+            wr.addSge(Fabric.BASE, 4, f.a.mr.lkey());
+            assertThat(errnoOf(() -> qp.postSend(wr))).isEqualTo(Errno.EINVAL); // atomics are 8 bytes
+            // Queue full: the link is cut so nothing completes.
+            f.ab.faults(org.vrdma.runtime.FaultConfig.randomLoss(1.0));
+            wr.reset();
+            wr.opcode = WrOpcode.SEND;
+            qp.postSend(wr);
+            qp.postSend(wr);
+            assertThat(errnoOf(() -> qp.postSend(wr))).isEqualTo(Errno.ENOMEM);
+        }
+    }
+
+    @Test
+    void memoryRegionsAndTeardownCheckEverything() {
+        try (Fabric f = fabric()) {
+            final ByteBufMemory mem = ByteBufMemory.allocate(PooledByteBufAllocator.DEFAULT, 4096);
+            try {
+                assertThat(errnoOf(() -> f.a.pd.registerMemoryRegion(mem, 0, AccessFlags.REMOTE_WRITE)))
+                        .isEqualTo(Errno.EINVAL);
+                assertThat(errnoOf(() -> f.a.pd.registerMemoryRegion(mem, 0, 1 << 7)))
+                        .isEqualTo(Errno.EINVAL);
+                final MemoryRegion mr = f.a.pd.registerMemoryRegion(mem, 0x4000, AccessFlags.LOCAL_WRITE);
+                assertThat(mr.lkey()).isEqualTo(mr.rkey());
+                final ProtectionDomain pd = f.a.ctx.allocatePd();
+                final MemoryRegion other = pd.registerMemoryRegion(mem, 0, 0);
+                assertThat(errnoOf(pd::deallocate)).isEqualTo(Errno.EBUSY);
+                assertThat(errnoOf(f.a.ctx::close)).isEqualTo(Errno.EBUSY);
+                other.deregister();
+                assertThat(errnoOf(other::deregister)).isEqualTo(Errno.EINVAL);
+                pd.deallocate();
+                mr.deregister();
+                final QueuePair qp = rcQp(f);
+                assertThat(errnoOf(f.a.cq::destroy)).as("a QP uses it").isEqualTo(Errno.EBUSY);
+                qp.destroy();
+            } finally {
+                mem.release();
+            }
+        }
+    }
+
+    @Test
+    void deviceLimitsAreEnforced() {
+        final DeviceAttributes attrs = DeviceAttributes.defaults().withMaxMr(2);
+        try (Fabric f = new Fabric(1, Fabric.fastLink(), TransportConfig.defaults(), attrs)) {
+            final ByteBufMemory mem = ByteBufMemory.allocate(PooledByteBufAllocator.DEFAULT, 64);
+            try {
+                final MemoryRegion second = f.a.pd.registerMemoryRegion(mem, 0, 0);
+                assertThat(errnoOf(() -> f.a.pd.registerMemoryRegion(mem, 0, 0)))
+                        .isEqualTo(Errno.ENOMEM);
+                second.deregister();
+            } finally {
+                mem.release();
+            }
+            assertThat(errnoOf(() -> f.a.ctx.createCompletionQueue(0, null))).isEqualTo(Errno.EINVAL);
+            final QpInitAttr tooBig = QpInitAttr.of(QpType.RC, f.a.cq);
+            tooBig.cap = new QpCap(1 << 20, 1, 1, 1, 0);
+            assertThat(errnoOf(() -> f.a.ctx.createQueuePair(f.a.pd, tooBig))).isEqualTo(Errno.EINVAL);
+        }
+    }
+
+    @Test
+    void completionChannelHonoursSolicitedOnlyAndOverrunIsAnError() {
+        try (Fabric f = fabric()) {
+            final CompletionChannel ch = f.b.ctx.createCompletionChannel();
+            final CompletionQueue cq = f.b.ctx.createCompletionQueue(2, ch);
+            final QpInitAttr ia = QpInitAttr.of(QpType.RC, f.a.cq);
+            final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, ia);
+            final QpInitAttr ib = QpInitAttr.of(QpType.RC, cq);
+            final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, ib);
+            Fabric.toRts(qa, qb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 1, 2);
+            Fabric.toRts(qb, qa.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 2, 1);
+            final RecvWorkRequest r = new RecvWorkRequest();
+            r.addSge(Fabric.BASE, 64, f.b.mr.lkey());
+            for (int i = 0; i < 4; i++) {
+                r.wrId = i;
+                qb.postRecv(r);
+            }
+            final List<AsyncEventType> events = new ArrayList<>();
+            f.b.device.asyncEventHandler((type, source) -> events.add(type));
+            cq.requestNotify(true);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.addSge(Fabric.BASE, 16, f.a.mr.lkey());
+            qa.postSend(wr);
+            f.settle();
+            assertThat(ch.getEvent()).as("unsolicited completion does not wake").isNull();
+            wr.sendFlags = SendFlags.SOLICITED;
+            qa.postSend(wr);
+            f.settle();
+            assertThat(ch.getEvent()).isSameAs(cq);
+            assertThat(errnoOf(cq::destroy)).isEqualTo(Errno.EBUSY);
+            cq.ackEvents(1);
+            qa.postSend(wr); // third completion overruns the 2-entry CQ
+            f.settle();
+            assertThat(events).contains(AsyncEventType.CQ_ERR);
+            assertThat(errnoOf(() -> cq.poll(new WorkCompletion[] {new WorkCompletion()})))
+                    .isEqualTo(Errno.EIO);
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            qa.modify(reset, QpAttrMask.STATE);
+            qb.modify(reset, QpAttrMask.STATE);
+            qa.destroy();
+            qb.destroy();
+            cq.destroy();
+            ch.destroy();
+        }
+    }
+
+    @Test
+    void sharedReceiveQueueServesTwoQpsAndRaisesItsLimit() {
+        try (Fabric f = fabric()) {
+            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 16, 1, 0);
+            final List<AsyncEventType> events = new ArrayList<>();
+            f.b.device.asyncEventHandler((type, source) -> events.add(type));
+            final RecvWorkRequest r = new RecvWorkRequest();
+            for (int i = 0; i < 4; i++) {
+                r.reset().addSge(Fabric.BASE + 128L * i, 128, f.b.mr.lkey());
+                r.wrId = i;
+                srq.postRecv(r);
+            }
+            srq.modify(0, 3, SharedReceiveQueue.ATTR_LIMIT);
+            final QueuePair[] pairs = new QueuePair[4];
+            for (int k = 0; k < 2; k++) {
+                final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.RC, f.a.cq));
+                final QpInitAttr ib = QpInitAttr.of(QpType.RC, f.b.cq);
+                ib.srq = srq;
+                final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, ib);
+                assertThat(errnoOf(() -> qb.postRecv(r))).isEqualTo(Errno.EINVAL);
+                Fabric.toRts(qa, qb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 1, 1);
+                Fabric.toRts(qb, qa.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 1, 1);
+                pairs[2 * k] = qa;
+                pairs[2 * k + 1] = qb;
+            }
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.addSge(Fabric.BASE, 100, f.a.mr.lkey());
+            pairs[0].postSend(wr);
+            f.settle();
+            pairs[2].postSend(wr);
+            f.settle();
+            final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+            assertThat(f.b.cq.poll(wcs)).isEqualTo(2);
+            assertThat(wcs[0].wrId).isZero();
+            assertThat(wcs[1].wrId).isEqualTo(1);
+            assertThat(wcs[0].qpNum).isEqualTo(pairs[1].qpNum());
+            assertThat(wcs[1].qpNum).isEqualTo(pairs[3].qpNum());
+            assertThat(events).containsExactly(AsyncEventType.SRQ_LIMIT_REACHED);
+            assertThat(errnoOf(srq::destroy)).isEqualTo(Errno.EBUSY);
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            for (final QueuePair qp : pairs) {
+                qp.modify(reset, QpAttrMask.STATE);
+                qp.destroy();
+            }
+            srq.destroy();
+        }
+    }
+
+    @Test
+    void udDeliversWithGrhAndChecksTheQkey() {
+        try (Fabric f = fabric()) {
+            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
+            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UD, f.b.cq));
+            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
+                final QpAttr a = new QpAttr();
+                a.qpState = QpState.INIT;
+                a.qkey = 0x1234;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
+                a.qpState = QpState.RTR;
+                qp.modify(a, QpAttrMask.STATE);
+                a.qpState = QpState.RTS;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+            }
+            final RecvWorkRequest r = new RecvWorkRequest();
+            r.addSge(Fabric.BASE, 40 + 1024, f.b.mr.lkey());
+            r.wrId = 1;
+            ub.postRecv(r);
+            r.wrId = 2;
+            ub.postRecv(r);
+            final AddressHandle ah = f.a.pd.createAddressHandle(AhAttr.of(Fabric.IP_B, 0xB));
+            f.a.memory.buffer().setBytes(0, "hello, datagram".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.opcode = WrOpcode.SEND_WITH_IMM;
+            wr.immData = 77;
+            wr.sendFlags = SendFlags.SIGNALED;
+            wr.ah = ah;
+            wr.remoteQpn = ub.qpNum();
+            wr.remoteQkey = 0x1234;
+            wr.addSge(Fabric.BASE, 15, f.a.mr.lkey());
+            ua.postSend(wr);
+            wr.remoteQkey = 0x9999; // wrong key: dropped
+            ua.postSend(wr);
+            wr.reset().addSge(Fabric.BASE, 2000, f.a.mr.lkey());
+            wr.ah = ah;
+            assertThat(errnoOf(() -> ua.postSend(wr))).isEqualTo(Errno.EINVAL); // larger than the MTU
+            f.settle();
+            final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+            assertThat(f.a.cq.poll(wcs)).isEqualTo(2);
+            assertThat(f.b.cq.poll(wcs)).isEqualTo(1);
+            assertThat(wcs[0].status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wcs[0].byteLen).isEqualTo(40 + 15);
+            assertThat(wcs[0].wcFlags).isEqualTo(WcFlags.GRH | WcFlags.WITH_IMM);
+            assertThat(wcs[0].immData).isEqualTo(77);
+            assertThat(wcs[0].srcQp).isEqualTo(ua.qpNum());
+            final byte[] got = new byte[15];
+            f.b.memory.buffer().getBytes(40, got);
+            assertThat(new String(got, java.nio.charset.StandardCharsets.US_ASCII))
+                    .isEqualTo("hello, datagram");
+            assertThat(f.b.memory.buffer().getInt(20 + 12))
+                    .as("GRH holds the IPv4 source")
+                    .isEqualTo(Fabric.IP_A);
+            assertThat(ub.counters().droppedPackets).isEqualTo(1);
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            ua.modify(reset, QpAttrMask.STATE);
+            ub.modify(reset, QpAttrMask.STATE);
+            ua.destroy();
+            ub.destroy();
+            ah.destroy();
+        }
+    }
+}
