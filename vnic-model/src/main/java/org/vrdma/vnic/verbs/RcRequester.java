@@ -884,6 +884,12 @@ final class RcRequester {
         if (mode == RecoveryMode.GO_BACK_N) {
             goBack(sndUna, nowNs);
         } else {
+            // The oldest packet goes out even if SACKed: when only SACKed packets are left, the ACK
+            // that covered them was lost and a duplicate is what makes the responder ACK again.
+            if (sacked.get(sndUna)) {
+                sacked.clear(sndUna);
+                sackedCount--;
+            }
             inRecovery = true;
             recoveryPoint = sndMax;
             srCursor = sndUna;

@@ -14,7 +14,7 @@ import org.vrdma.vnic.transport.TransportConfig;
 
 /** Random work request sequences under random faults keep every reliable-delivery invariant. */
 class RcPropertiesTest {
-    @Property(tries = 40)
+    @Property(tries = 25)
     void randomWorkUnderRandomFaults(
             @ForAll RecoveryMode mode,
             @ForAll("ops") List<Workload.Op> ops,

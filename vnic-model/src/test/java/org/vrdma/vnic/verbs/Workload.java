@@ -139,7 +139,9 @@ final class Workload {
             while ((n = f.a.cq.poll(wcs)) > 0) {
                 for (int j = 0; j < n; j++) {
                     final WorkCompletion wc = wcs[j];
-                    assertThat(wc.status).as("send completion %s", wc).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(wc.status)
+                            .as("send completion %s; A %s %s; B %s", wc, qa, qa.counters(), qb.counters())
+                            .isEqualTo(WcStatus.SUCCESS);
                     assertThat(wc.wrId).as("send completions in order").isEqualTo(completed);
                     final Op op = ops.get(completed);
                     assertThat(wc.opcode).isEqualTo(expectedOpcode(op.kind()));
