@@ -57,9 +57,29 @@ class VrdmaCliTest {
     }
 
     @Test
-    void demoSaysWhatIsMissingInsteadOfFakingResults() {
-        assertThat(run("demo")).isEqualTo(DemoCommand.NOT_AVAILABLE);
-        assertThat(err.toString()).contains("not available");
+    void demoInVirtualTimeReportsIntactDataOnACleanAndALossyOverlay() {
+        assertThat(run("demo", "--virtual", "--quick", "--loss", "0.01")).isZero();
+        String text = out.toString();
+        assertThat(text).contains("RDMA_Write BW Test (clean overlay)", "Send Latency Test", "RDMA_Read BW Test");
+        assertThat(text).contains("1.00% loss on data and control packets");
+        assertThat(text).doesNotContain("CORRUPT");
+        assertThat(text).containsPattern("retransmitted [1-9]");
+    }
+
+    @Test
+    void demoOverRealUdpMovesIntactDataThroughTheOverlay() {
+        assertThat(run("demo", "--quick", "--loss", "0.02")).isZero();
+        String text = out.toString();
+        assertThat(text).contains("real time: 2 hosts in this process", "Geneve over UDP on 127.0.0.1:");
+        assertThat(text).contains("RDMA_Write BW Test (2.00% loss on data and control packets)");
+        assertThat(text).doesNotContain("CORRUPT");
+        assertThat(text).containsPattern("overlay dropped [1-9][0-9]* \\(injected\\)");
+    }
+
+    @Test
+    void demoRejectsBadOptions() {
+        assertThat(run("demo", "--recovery", "fast")).isEqualTo(2);
+        assertThat(run("demo", "--loss", "1.5")).isEqualTo(2);
     }
 
     @Test
