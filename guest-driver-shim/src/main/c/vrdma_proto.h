@@ -184,4 +184,9 @@ struct vr_wc {
 	uint16_t reserved;
 } __attribute__((packed));
 
+_Static_assert(sizeof(struct vr_hdr) == 16, "vr_hdr");
+_Static_assert(sizeof(struct vr_device_attr) == 248, "vr_device_attr");
+_Static_assert(sizeof(struct vr_port_attr) == 32, "vr_port_attr");
+_Static_assert(sizeof(struct vr_wc) == 48, "vr_wc");
+
 #endif
