@@ -164,6 +164,33 @@ final class ShimFixture implements AutoCloseable {
         return new Program(p);
     }
 
+    /**
+     * Starts {@code command} once a socket listens on TCP {@code port} (bounded). Reads the kernel's
+     * socket tables instead of connecting, because perftest's server accepts exactly one connection.
+     */
+    Program startWhenListening(final int port, final List<String> command) throws Exception {
+        final String hexPort = String.format(":%04X ", port);
+        eventually(
+                Duration.ofSeconds(20),
+                () -> {
+                    for (final String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+                        try {
+                            for (final String line : Files.readAllLines(Path.of(table))) {
+                                final String[] f = line.trim().split("\\s+");
+                                if (f.length > 3 && (f[1] + " ").endsWith(hexPort) && f[3].equals("0A")) {
+                                    return true;
+                                }
+                            }
+                        } catch (final IOException e) {
+                            // table absent (no IPv6): try the other one
+                        }
+                    }
+                    return false;
+                },
+                "a listener on port " + port);
+        return start(command);
+    }
+
     /** Runs {@code command} to completion (bounded) and returns its output. */
     Result run(final List<String> command, final Duration timeout) throws Exception {
         final Program p = start(command);
