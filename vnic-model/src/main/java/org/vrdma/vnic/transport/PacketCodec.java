@@ -10,16 +10,16 @@ import io.netty.buffer.ByteBufAllocator;
  */
 public interface PacketCodec {
     /**
-     * Encodes {@code packet} (headers plus the readable bytes of {@code packet.payload}, which is
-     * not consumed or released) into a new buffer from {@code allocator}.
+     * Encodes {@code packet} (headers plus its payload bytes, which are not consumed or released)
+     * into a new buffer from {@code allocator}.
      *
      * @return the frame; the caller owns it
      */
     ByteBuf encode(TransportPacket packet, ByteBufAllocator allocator);
 
     /**
-     * Decodes {@code frame} into {@code into}, whose {@code payload} becomes a slice of the frame
-     * (not retained). The frame is neither consumed nor released.
+     * Decodes {@code frame} into {@code into}, whose {@code payload} then refers to the frame itself
+     * (not retained, no slice allocated). The frame is neither consumed nor released.
      *
      * @return true if the frame is a well-formed RoCEv2 packet; false to drop it
      */

@@ -65,10 +65,14 @@ public final class TransportPacket {
     public int dethSrcQp;
 
     /**
-     * Payload view: on receive a slice of the frame, valid only while the frame is; on send the bytes
-     * to encode (may be null for none). Never released through this field.
+     * Buffer holding the payload at {@link #payloadIndex} for {@link #payloadLength} bytes: on receive
+     * the frame itself (valid only while the frame is), on send the bytes to encode. Never released
+     * through this field, and its indexes are never moved.
      */
     public ByteBuf payload;
+
+    public int payloadIndex;
+    public int payloadLength;
 
     /** Resets every field to its default, so a holder can be reused for a new packet. */
     public TransportPacket clear() {
@@ -99,12 +103,21 @@ public final class TransportPacket {
         dethQkey = 0;
         dethSrcQp = 0;
         payload = null;
+        payloadIndex = 0;
+        payloadLength = 0;
         return this;
     }
 
     /** Payload length in bytes (0 without payload). */
     public int payloadLength() {
-        return payload == null ? 0 : payload.readableBytes();
+        return payloadLength;
+    }
+
+    /** Sets the payload to the readable bytes of {@code buf}. */
+    public void payload(final ByteBuf buf) {
+        payload = buf;
+        payloadIndex = buf.readerIndex();
+        payloadLength = buf.readableBytes();
     }
 
     @Override

@@ -3,9 +3,9 @@ package org.vrdma.vnic.verbs;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.Objects;
+import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
-import org.vrdma.vnic.transport.FrameSink;
 import org.vrdma.vnic.transport.PacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
@@ -22,14 +22,15 @@ import org.vrdma.vnic.transport.TransportPacket;
  *   <li>Everything happens on one thread: verbs calls, {@link #onFrame} and the timers of the
  *       {@link TimerService} the device was built with.
  *   <li>Inputs: verbs calls (posting work requests sends packets before it returns), {@link
- *       #onFrame} for every received frame, timer expiries.
+ *       #onFrame} for every received frame (the device takes ownership and releases it), timer
+ *       expiries.
  *   <li>Outputs: frames handed to the sink (the sink owns and releases them), completions in
  *       completion queues, events on channels and to the {@link AsyncEventHandler}.
  *   <li>A sink must not deliver frames back into a device synchronously; it queues them (a link, an
  *       event loop) so that no engine re-enters itself.
  * </ul>
  */
-public final class Device {
+public final class Device implements FrameSink {
     /** QPN of the first queue pair; 0 and 1 are the special QPs of InfiniBand. */
     public static final int FIRST_QPN = 0x11;
 
@@ -135,10 +136,19 @@ public final class Device {
     }
 
     /**
-     * Handles one received frame. The frame is borrowed: the device copies what it needs before
-     * returning and never releases it; the caller releases it afterwards.
+     * Handles one received frame and releases it: like every {@link FrameSink}, the device owns the
+     * frame it is given. Payload is copied into registered memory before this returns.
      */
-    public void onFrame(final ByteBuf frame) {
+    @Override
+    public void onFrame(final ByteBuf frame, final long nowNs) {
+        try {
+            receive(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
+    private void receive(final ByteBuf frame) {
         if (closed) {
             return;
         }
@@ -287,7 +297,7 @@ public final class Device {
         final int bytes = frame.readableBytes();
         counters.txPackets++;
         counters.txBytes += bytes;
-        sink.onFrame(frame);
+        sink.onFrame(frame, timers.nowNs());
         return bytes;
     }
 

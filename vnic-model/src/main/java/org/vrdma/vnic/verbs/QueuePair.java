@@ -774,7 +774,7 @@ public final class QueuePair implements TimerHandler {
             p.dethSrcQp = qpNum;
             final ByteBuf payload = device.scratch();
             w.gather(0, payload, (int) w.totalLength);
-            p.payload = payload;
+            p.payload(payload);
             device.transmit(p, counters);
             sq.head++;
             completeSend(w, WcStatus.SUCCESS);
@@ -812,7 +812,7 @@ public final class QueuePair implements TimerHandler {
         }
         udRecv.scatter(0, grh(p, len), 0, GRH_BYTES);
         if (len > 0) {
-            udRecv.scatter(GRH_BYTES, p.payload, p.payload.readerIndex(), len);
+            udRecv.scatter(GRH_BYTES, p.payload, p.payloadIndex, len);
         }
         completeRecv(
                 udRecv.wrId,

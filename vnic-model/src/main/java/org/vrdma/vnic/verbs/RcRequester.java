@@ -124,6 +124,8 @@ final class RcRequester {
         maxRdAtomic = Math.max(1, attr.maxRdAtomic);
         retryCnt = attr.retryCnt;
         rnrRetry = attr.rnrRetry;
+        retryLeft = retryCnt;
+        rnrRetryLeft = rnrRetry;
         final long ceiling =
                 RtoEstimator.ceilingForTimeoutCode(attr.timeout, device.config().infiniteTimeoutCeilingNs());
         rto.reset(
@@ -396,7 +398,7 @@ final class RcRequester {
         p.psn = psn;
         final ByteBuf payload = device.scratch();
         w.gather(off, payload, len);
-        p.payload = payload;
+        p.payload(payload);
         emit(p, psn, nowNs, retx, true);
     }
 
@@ -602,7 +604,7 @@ final class RcRequester {
             counters.droppedPackets++;
             return;
         }
-        w.scatter(off, p.payload, p.payload.readerIndex(), expect);
+        w.scatter(off, p.payload, p.payloadIndex, expect);
         w.readNextPsn = Psn.next(psn);
         if (psn == w.lastPsn()) {
             w.responseDone = true;

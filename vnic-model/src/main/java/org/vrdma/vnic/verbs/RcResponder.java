@@ -35,6 +35,9 @@ final class RcResponder {
     private final RecoveryMode mode;
     private final RecvWqe recv;
     private final WriteContext[] writes = new WriteContext[WRITE_CONTEXTS];
+    /** Context of a single-packet WRITE: its RETH says everything, so it never enters the table. */
+    private final WriteContext single = new WriteContext();
+
     private final int[] atomicPsn = new int[ATOMIC_REPLAY_SLOTS];
     private final long[] atomicOriginal = new long[ATOMIC_REPLAY_SLOTS];
     private final boolean[] atomicValid = new boolean[ATOMIC_REPLAY_SLOTS];
@@ -173,7 +176,7 @@ final class RcResponder {
             return;
         }
         if (len > 0) {
-            recv.scatter(recvOffset, p.payload, p.payload.readerIndex(), len);
+            recv.scatter(recvOffset, p.payload, p.payloadIndex, len);
         }
         recvOffset += len;
         if (last) {
@@ -202,7 +205,7 @@ final class RcResponder {
                 nakError(p, status);
                 return;
             }
-            ctx = openWrite(p);
+            ctx = openWrite(p, 0);
             if (ctx == null) {
                 nakError(p, Aeth.NAK_REMOTE_OPERATIONAL_ERROR);
                 return;
@@ -392,7 +395,8 @@ final class RcResponder {
             if (checkRemote(p.rethRkey, p.rethVa, p.rethLength, AccessFlags.REMOTE_WRITE) != 0) {
                 return false; // NAKed when it arrives in order
             }
-            ctx = openWrite(p);
+            // Keep one slot free: the message at the expected PSN must always find a context.
+            ctx = openWrite(p, 1);
             if (ctx == null) {
                 return false;
             }
@@ -428,20 +432,35 @@ final class RcResponder {
         return 0;
     }
 
-    private WriteContext openWrite(final TransportPacket p) {
-        for (final WriteContext c : writes) {
-            if (!c.live || Psn.le(Psn.add(c.firstPsn, c.numPackets), ePsn)) {
-                final MemoryRegion mr = device.lookupMr(p.rethRkey);
-                c.live = true;
-                c.firstPsn = p.psn;
-                c.numPackets = Math.max(1, (p.rethLength + pmtu - 1) / pmtu);
-                c.mr = mr;
-                c.mrOffset = p.rethVa - mr.addr();
-                c.dmaLength = p.rethLength;
-                return c;
+    /** A context for the WRITE that {@code p} starts, leaving {@code reserve} slots free; null if none. */
+    private WriteContext openWrite(final TransportPacket p, final int reserve) {
+        final int packets = Math.max(1, (p.rethLength + pmtu - 1) / pmtu);
+        WriteContext free = null;
+        if (packets == 1) {
+            free = single;
+        } else {
+            int available = 0;
+            for (final WriteContext c : writes) {
+                if (!c.live || Psn.le(Psn.add(c.firstPsn, c.numPackets), ePsn)) {
+                    c.live = false;
+                    available++;
+                    if (free == null) {
+                        free = c;
+                    }
+                }
+            }
+            if (available <= reserve) {
+                return null;
             }
         }
-        return null;
+        final MemoryRegion mr = device.lookupMr(p.rethRkey);
+        free.live = true;
+        free.firstPsn = p.psn;
+        free.numPackets = packets;
+        free.mr = mr;
+        free.mrOffset = p.rethVa - mr.addr();
+        free.dmaLength = p.rethLength;
+        return free;
     }
 
     private WriteContext findWrite(final int psn) {
@@ -466,7 +485,7 @@ final class RcResponder {
         final int len = p.payloadLength();
         if (len > 0) {
             final long off = (long) Psn.diff(p.psn, ctx.firstPsn) * pmtu;
-            ctx.mr.backing().write(ctx.mrOffset + off, p.payload, p.payload.readerIndex(), len);
+            ctx.mr.backing().write(ctx.mrOffset + off, p.payload, p.payloadIndex, len);
         }
     }
 
@@ -499,7 +518,7 @@ final class RcResponder {
             if (chunk > 0) {
                 mr.backing().read(va - mr.addr() + off, payload, chunk);
             }
-            r.payload = payload;
+            r.payload(payload);
             device.transmit(r, counters);
         }
         return n;

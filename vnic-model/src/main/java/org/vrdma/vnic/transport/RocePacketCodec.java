@@ -1,0 +1,119 @@
+package org.vrdma.vnic.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import org.vrdma.wire.DecodeStatus;
+import org.vrdma.wire.Opcode;
+import org.vrdma.wire.RoceCodec;
+import org.vrdma.wire.RoceHeaders;
+
+/**
+ * The production {@link PacketCodec}: real RoCEv2 frames through {@link RoceCodec}. Holds reusable
+ * header holders, so it allocates nothing but the frames themselves; one instance per device (it is
+ * confined to the device's thread).
+ */
+public final class RocePacketCodec implements PacketCodec {
+    private final RoceCodec codec = new RoceCodec();
+    private final RoceHeaders tx = new RoceHeaders();
+    private final RoceHeaders rx = new RoceHeaders();
+    private final RoceHeaders sizing = new RoceHeaders();
+    private long lastDecodeFailures;
+
+    @Override
+    public ByteBuf encode(final TransportPacket p, final ByteBufAllocator allocator) {
+        final RoceHeaders h = tx;
+        h.clear();
+        h.srcMac = p.srcMac;
+        h.dstMac = p.dstMac;
+        h.srcIp = p.srcIpv4;
+        h.dstIp = p.dstIpv4;
+        h.dscp = p.dscp;
+        h.ecn = p.ecn;
+        h.udpSrcPort = p.udpSrcPort;
+        h.opcode = p.opcode;
+        h.solicitedEvent = p.solicited;
+        h.pkey = p.pkey;
+        h.destQp = p.destQp;
+        h.ackRequest = p.ackReq;
+        h.psn = p.psn;
+        h.rethVa = p.rethVa;
+        h.rethRkey = p.rethRkey;
+        h.rethDmaLengthBytes = p.rethLength;
+        h.aethSyndrome = p.aethSyndrome;
+        h.aethMsn = p.aethMsn;
+        h.atomicVa = p.atomicVa;
+        h.atomicRkey = p.atomicRkey;
+        h.atomicSwapOrAdd = p.atomicSwapOrAdd;
+        h.atomicCompare = p.atomicCompare;
+        h.atomicAckOriginalData = p.atomicOriginal;
+        h.immDt = p.immData;
+        h.dethQkey = p.dethQkey;
+        h.dethSrcQp = p.dethSrcQp;
+        final boolean hasPayload = Opcode.hasPayload(p.opcode) && p.payload != null;
+        ByteBuf payload = null;
+        if (hasPayload) {
+            final boolean whole =
+                    p.payload.readerIndex() == p.payloadIndex && p.payload.readableBytes() == p.payloadLength;
+            // The engines always hand over a whole staging buffer; a slice is only for other callers.
+            payload = whole ? p.payload : p.payload.slice(p.payloadIndex, p.payloadLength);
+        }
+        final ByteBuf out = allocator.directBuffer(RoceCodec.frameLength(h, hasPayload ? p.payloadLength : 0));
+        try {
+            codec.encode(h, payload, out);
+        } catch (final RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        return out;
+    }
+
+    @Override
+    public boolean decode(final ByteBuf frame, final TransportPacket p) {
+        final RoceHeaders h = rx;
+        if (codec.decode(frame, h) != DecodeStatus.OK) {
+            lastDecodeFailures++;
+            return false;
+        }
+        p.srcMac = h.srcMac;
+        p.dstMac = h.dstMac;
+        p.srcIpv4 = h.srcIp;
+        p.dstIpv4 = h.dstIp;
+        p.dscp = h.dscp;
+        p.ecn = h.ecn;
+        p.udpSrcPort = h.udpSrcPort;
+        p.opcode = h.opcode;
+        p.solicited = h.solicitedEvent;
+        p.pkey = h.pkey;
+        p.destQp = h.destQp;
+        p.ackReq = h.ackRequest;
+        p.psn = h.psn;
+        p.rethVa = h.rethVa;
+        p.rethRkey = h.rethRkey;
+        p.rethLength = h.rethDmaLengthBytes;
+        p.aethSyndrome = h.aethSyndrome;
+        p.aethMsn = h.aethMsn;
+        p.atomicVa = h.atomicVa;
+        p.atomicRkey = h.atomicRkey;
+        p.atomicSwapOrAdd = h.atomicSwapOrAdd;
+        p.atomicCompare = h.atomicCompare;
+        p.atomicOriginal = h.atomicAckOriginalData;
+        p.immData = h.immDt;
+        p.dethQkey = h.dethQkey;
+        p.dethSrcQp = h.dethSrcQp;
+        p.payload = frame;
+        p.payloadIndex = h.payloadOffset;
+        p.payloadLength = h.payloadLengthBytes;
+        return true;
+    }
+
+    @Override
+    public int frameLength(final int opcode, final int payloadBytes) {
+        sizing.opcode = opcode;
+        return RoceCodec.frameLength(sizing, payloadBytes);
+    }
+
+    /** Frames that failed to decode so far. */
+    public long decodeFailures() {
+        return lastDecodeFailures;
+    }
+}

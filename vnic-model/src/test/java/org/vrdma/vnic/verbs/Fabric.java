@@ -1,0 +1,223 @@
+package org.vrdma.vnic.verbs;
+
+import io.netty.buffer.PooledByteBufAllocator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.LinkConfig;
+import org.vrdma.runtime.LinkModel;
+import org.vrdma.runtime.VirtualTimeScheduler;
+import org.vrdma.vnic.memory.ByteBufMemory;
+import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.RocePacketCodec;
+import org.vrdma.vnic.transport.TransportConfig;
+
+/**
+ * Two hosts, each with a device, joined by a modelled link in each direction, in virtual time.
+ * Each host has one PD, one CQ and one registered memory region of {@link #MEMORY_BYTES} at {@link
+ * #BASE}.
+ */
+final class Fabric implements AutoCloseable {
+    static final long BASE = 0x1000_0000L;
+    static final int MEMORY_BYTES = 8 << 20;
+    static final int IP_A = 0x0A000001;
+    static final int IP_B = 0x0A000002;
+
+    final VirtualTimeScheduler scheduler;
+    final Host a;
+    final Host b;
+    final LinkModel ab;
+    final LinkModel ba;
+    private final List<QueuePair> qps = new ArrayList<>();
+    private boolean markCe;
+
+    /** Marks every ECN-capable frame from A to B with CE, as a congested queue would. */
+    void markCe(final boolean on) {
+        markCe = on;
+    }
+
+    /** Sets CE on an ECT frame and fixes the IPv4 header checksum (the ICRC does not cover ECN). */
+    static io.netty.buffer.ByteBuf setCe(final io.netty.buffer.ByteBuf frame) {
+        final int ip = frame.readerIndex() + 14;
+        final int tos = frame.getUnsignedByte(ip + 1);
+        if ((tos & 3) == 0) {
+            return frame;
+        }
+        frame.setByte(ip + 1, tos | 3);
+        frame.setShort(ip + 10, 0);
+        int sum = 0;
+        for (int i = 0; i < 20; i += 2) {
+            sum += frame.getUnsignedShort(ip + i);
+        }
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        frame.setShort(ip + 10, ~sum & 0xFFFF);
+        return frame;
+    }
+
+    /** One host: device, context, PD, CQ, memory. */
+    static final class Host {
+        Device device;
+        Context ctx;
+        ProtectionDomain pd;
+        CompletionQueue cq;
+        ByteBufMemory memory;
+        MemoryRegion mr;
+    }
+
+    Fabric(final long seed, final LinkConfig link, final TransportConfig config) {
+        this(seed, link, config, DeviceAttributes.defaults());
+    }
+
+    Fabric(final long seed, final LinkConfig link, final TransportConfig config, final DeviceAttributes attrs) {
+        scheduler = new VirtualTimeScheduler(seed);
+        a = new Host();
+        b = new Host();
+        final LinkModel[] links = new LinkModel[2];
+        a.device = Device.builder()
+                .name("a")
+                .ipv4(IP_A)
+                .mac(0xA)
+                .attributes(attrs)
+                .config(config)
+                .timers(scheduler)
+                .codec(new RocePacketCodec())
+                .allocator(PooledByteBufAllocator.DEFAULT)
+                .sink((frame, nowNs) -> links[0].send(markCe ? Fabric.setCe(frame) : frame))
+                .build();
+        b.device = Device.builder()
+                .name("b")
+                .ipv4(IP_B)
+                .mac(0xB)
+                .attributes(attrs)
+                .config(config)
+                .timers(scheduler)
+                .codec(new RocePacketCodec())
+                .allocator(PooledByteBufAllocator.DEFAULT)
+                .sink((frame, nowNs) -> links[1].send(frame))
+                .build();
+        ab = new LinkModel(scheduler, link, scheduler.random("link:a->b"), b.device);
+        ba = new LinkModel(scheduler, link, scheduler.random("link:b->a"), a.device);
+        links[0] = ab;
+        links[1] = ba;
+        for (final Host h : new Host[] {a, b}) {
+            h.ctx = h.device.open();
+            h.pd = h.ctx.allocatePd();
+            h.cq = h.ctx.createCompletionQueue(65536, null);
+            h.memory = ByteBufMemory.allocate(PooledByteBufAllocator.DEFAULT, MEMORY_BYTES);
+            h.mr = h.pd.registerMemoryRegion(
+                    h.memory,
+                    BASE,
+                    AccessFlags.LOCAL_WRITE
+                            | AccessFlags.REMOTE_WRITE
+                            | AccessFlags.REMOTE_READ
+                            | AccessFlags.REMOTE_ATOMIC);
+        }
+    }
+
+    /** A 100 Gbit/s link with 5 µs one-way delay (10 µs RTT) and a 4 MiB queue. */
+    static LinkConfig fastLink() {
+        return LinkConfig.of(100_000_000_000L, 5_000).withQueueCapacityBytes(4 << 20);
+    }
+
+    /** Applies the same faults to both directions. */
+    void faults(final FaultConfig f) {
+        ab.faults(f);
+        ba.faults(f);
+    }
+
+    /** Connects an RC QP on A with one on B; both in RTS. Returns {A's, B's}. */
+    QueuePair[] connectRc(final RecoveryMode mode, final QpCap cap, final Mtu mtu) {
+        final QpInitAttr ia = QpInitAttr.of(QpType.RC, a.cq);
+        ia.recoveryMode = mode;
+        ia.cap = cap.copy();
+        final QpInitAttr ib = QpInitAttr.of(QpType.RC, b.cq);
+        ib.recoveryMode = mode;
+        ib.cap = cap.copy();
+        final QueuePair qa = a.ctx.createQueuePair(a.pd, ia);
+        final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
+        toRts(qa, qb.qpNum(), IP_B, 0xB, mtu, 0x100, 0x200);
+        toRts(qb, qa.qpNum(), IP_A, 0xA, mtu, 0x200, 0x100);
+        qps.add(qa);
+        qps.add(qb);
+        return new QueuePair[] {qa, qb};
+    }
+
+    static void toRts(
+            final QueuePair qp,
+            final int destQpn,
+            final int destIp,
+            final long destMac,
+            final Mtu mtu,
+            final int sqPsn,
+            final int rqPsn) {
+        final QpAttr attr = new QpAttr();
+        attr.qpState = QpState.INIT;
+        attr.pkeyIndex = 0;
+        attr.portNum = 1;
+        attr.qpAccessFlags = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
+        qp.modify(attr, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
+        attr.qpState = QpState.RTR;
+        attr.ahAttr = AhAttr.of(destIp, destMac);
+        attr.pathMtu = mtu;
+        attr.destQpNum = destQpn;
+        attr.rqPsn = rqPsn;
+        attr.maxDestRdAtomic = 16;
+        attr.minRnrTimer = 1;
+        qp.modify(
+                attr,
+                QpAttrMask.STATE
+                        | QpAttrMask.AV
+                        | QpAttrMask.PATH_MTU
+                        | QpAttrMask.DEST_QPN
+                        | QpAttrMask.RQ_PSN
+                        | QpAttrMask.MAX_DEST_RD_ATOMIC
+                        | QpAttrMask.MIN_RNR_TIMER);
+        attr.qpState = QpState.RTS;
+        attr.timeout = 10;
+        attr.retryCnt = 7;
+        attr.rnrRetry = 7;
+        attr.sqPsn = sqPsn;
+        attr.maxRdAtomic = 16;
+        qp.modify(
+                attr,
+                QpAttrMask.STATE
+                        | QpAttrMask.TIMEOUT
+                        | QpAttrMask.RETRY_CNT
+                        | QpAttrMask.RNR_RETRY
+                        | QpAttrMask.SQ_PSN
+                        | QpAttrMask.MAX_QP_RD_ATOMIC);
+    }
+
+    boolean runUntil(final BooleanSupplier condition, final long forNs) {
+        return scheduler.runUntil(condition, scheduler.nowNs() + forNs);
+    }
+
+    /** Lets everything in flight settle (final ACKs, duplicates). */
+    void settle() {
+        scheduler.runFor(20_000_000);
+    }
+
+    @Override
+    public void close() {
+        for (final QueuePair qp : qps) {
+            if (qp.state() != QpState.RESET) {
+                final QpAttr r = new QpAttr();
+                r.qpState = QpState.RESET;
+                qp.modify(r, QpAttrMask.STATE);
+            }
+            qp.destroy();
+        }
+        ab.close();
+        ba.close();
+        for (final Host h : new Host[] {a, b}) {
+            h.mr.deregister();
+            h.memory.release();
+            h.cq.destroy();
+            h.pd.deallocate();
+            h.ctx.close();
+            h.device.close();
+        }
+    }
+}
