@@ -125,7 +125,6 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("io.netty..", "java.nio..")
-                .allowEmptyShould(true)
                 .check(classes);
     }
 }

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "Virtualized RDMA device emulator: RoCEv2 verbs over a Geneve VPC overlay on lossy UDP.",
-        subcommands = {DemoCommand.class, LinkCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, LinkCommand.class, CcCompareCommand.class, CommandLine.HelpCommand.class})
 public final class VrdmaCli {
     VrdmaCli() {}
 

@@ -1,0 +1,2 @@
+/** Reference congestion-control algorithms, one class each, registered through ServiceLoader. */
+package org.vrdma.cc.algorithms;
