@@ -21,8 +21,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import org.vrdma.vnic.transport.PacketCodec;
-import org.vrdma.vnic.transport.TransportPacket;
+import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vswitch.runtime.EventLoopTimerService;
 
@@ -53,7 +52,7 @@ final class ShimFixture implements AutoCloseable {
                         .ipv4(ENI_IPV4)
                         .mac(ENI_MAC)
                         .timers(timers)
-                        .codec(new NoWireCodec())
+                        .codec(new RocePacketCodec())
                         .allocator(ByteBufAllocator.DEFAULT)
                         .sink(ByteBuf::release)
                         .build())
@@ -251,27 +250,6 @@ final class ShimFixture implements AutoCloseable {
                 files.sorted(java.util.Comparator.reverseOrder())
                         .forEach(f -> f.toFile().delete());
             }
-        }
-    }
-
-    /**
-     * The device's wire codec slot. The control path tests never send a packet; the RoCEv2 codec
-     * adapter arrives with the transport, and any use before that is a test failure.
-     */
-    private static final class NoWireCodec implements PacketCodec {
-        @Override
-        public ByteBuf encode(final TransportPacket packet, final ByteBufAllocator allocator) {
-            throw new UnsupportedOperationException("no wire codec in control-path tests");
-        }
-
-        @Override
-        public boolean decode(final ByteBuf frame, final TransportPacket into) {
-            return false;
-        }
-
-        @Override
-        public int frameLength(final int opcode, final int payloadBytes) {
-            throw new UnsupportedOperationException("no wire codec in control-path tests");
         }
     }
 }
