@@ -2,7 +2,6 @@ package org.vrdma.shim;
 
 import static org.assertj.core.api.Assertions.fail;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultEventLoop;
 import java.io.BufferedReader;
@@ -41,6 +40,8 @@ final class ShimFixture implements AutoCloseable {
     final Device device;
     final VnicControlServer server;
     private final List<Process> processes = new ArrayList<>();
+    /** Set on the device's loop by whoever closes the device. */
+    boolean deviceClosed;
 
     ShimFixture() throws Exception {
         requireFile(NATIVE_DIR.resolve("libibverbs.so.1"), "the Maven build (compile phase) makes it");
@@ -54,7 +55,7 @@ final class ShimFixture implements AutoCloseable {
                         .timers(timers)
                         .codec(new RocePacketCodec())
                         .allocator(ByteBufAllocator.DEFAULT)
-                        .sink(ByteBuf::release)
+                        .sink((frame, nowNs) -> frame.release())
                         .build())
                 .get(5, TimeUnit.SECONDS);
         server = VnicControlServer.start(dir.resolve("vnic.sock"), device, loop);
@@ -244,6 +245,14 @@ final class ShimFixture implements AutoCloseable {
         }
         try {
             server.close();
+            // Every context is closed now; the device gives back its buffers.
+            loop.submit(() -> {
+                        if (!deviceClosed) {
+                            device.close();
+                            deviceClosed = true;
+                        }
+                    })
+                    .get(5, TimeUnit.SECONDS);
         } finally {
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
             try (var files = Files.walk(dir)) {

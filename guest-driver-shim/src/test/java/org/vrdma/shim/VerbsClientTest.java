@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -83,7 +84,12 @@ class VerbsClientTest {
         assertThat(fx.server.onDevice(mr::isRegistered)).isFalse();
         // Everything went back to the device: it closes (EBUSY while any context were open).
         fx.server.close();
-        fx.loop.submit(fx.device::close).get();
+        fx.loop
+                .submit(() -> {
+                    fx.device.close();
+                    fx.deviceClosed = true;
+                })
+                .get(5, TimeUnit.SECONDS);
     }
 
     @Test
