@@ -1,0 +1,192 @@
+/*
+ * Control protocol between the guest library (libibverbs.so.1 replacement) and the vNIC's
+ * control server, over a Unix-domain stream socket. Every integer is little-endian; structs are
+ * packed and laid out exactly as on the wire. See guest-driver-shim/README.md.
+ */
+#ifndef VRDMA_PROTO_H
+#define VRDMA_PROTO_H
+
+#include <stdint.h>
+
+#define VRDMA_PROTO_MAGIC 0x30445256u /* "VRD0" */
+#define VRDMA_PROTO_VERSION 1
+#define VRDMA_MAX_BODY 65536
+
+/* Header of every request and response. */
+struct vr_hdr {
+	uint32_t len;    /* body bytes after the header */
+	uint16_t op;     /* request opcode; echoed in the response */
+	uint16_t flags;  /* 0 */
+	uint32_t seq;    /* chosen by the client, echoed in the response */
+	int32_t status;  /* requests: 0; responses: 0 or a positive errno */
+} __attribute__((packed));
+
+enum vr_op {
+	VR_HELLO = 1,
+	VR_QUERY_DEVICE = 2,
+	VR_QUERY_PORT = 3,
+	VR_QUERY_GID = 4,
+	VR_ALLOC_PD = 5,
+	VR_DEALLOC_PD = 6,
+	VR_REG_MR = 7,
+	VR_DEREG_MR = 8,
+	VR_CREATE_CHANNEL = 9,
+	VR_DESTROY_CHANNEL = 10,
+	VR_CREATE_CQ = 11,
+	VR_DESTROY_CQ = 12,
+	VR_REQ_NOTIFY_CQ = 13,
+	VR_ACK_CQ_EVENTS = 14,
+	VR_POLL_CQ = 15,
+	VR_BIND_CHANNEL = 16,
+};
+
+struct vr_hello_req {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t reserved;
+	uint32_t pid;
+	uint32_t reserved2;
+} __attribute__((packed));
+
+struct vr_hello_resp {
+	uint16_t version;
+	uint16_t reserved;
+	uint32_t reserved2;
+} __attribute__((packed));
+
+struct vr_device_attr {
+	char name[64];
+	char fw_ver[64];
+	uint64_t node_guid; /* as printed: host-order value of the big-endian GUID */
+	uint64_t sys_image_guid;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	uint32_t device_cap_flags;
+	int32_t max_qp;
+	int32_t max_qp_wr;
+	int32_t max_sge;
+	int32_t max_sge_rd;
+	int32_t max_cq;
+	int32_t max_cqe;
+	int32_t max_mr;
+	int32_t max_pd;
+	int32_t max_qp_rd_atom;
+	int32_t max_res_rd_atom;
+	int32_t max_qp_init_rd_atom;
+	int32_t atomic_cap;
+	int32_t max_srq;
+	int32_t max_srq_wr;
+	int32_t max_srq_sge;
+	int32_t max_ah;
+	int32_t max_inline_data;
+	uint16_t max_pkeys;
+	uint8_t phys_port_cnt;
+	uint8_t local_ca_ack_delay;
+} __attribute__((packed));
+
+struct vr_port_req {
+	uint32_t port;
+} __attribute__((packed));
+
+struct vr_port_attr {
+	uint32_t state;
+	uint32_t max_mtu;
+	uint32_t active_mtu;
+	int32_t gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint16_t pkey_tbl_len;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;
+	uint8_t link_layer;
+	uint16_t reserved;
+} __attribute__((packed));
+
+struct vr_gid_req {
+	uint32_t port;
+	uint32_t index;
+} __attribute__((packed));
+
+struct vr_gid_resp {
+	uint8_t gid[16];
+	uint32_t gid_type; /* enum ibv_gid_type */
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct vr_handle {
+	uint32_t handle;
+	uint32_t arg; /* per request: solicited_only, event count, ... */
+} __attribute__((packed));
+
+struct vr_reg_mr_req {
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t iova;
+} __attribute__((packed));
+
+struct vr_reg_mr_resp {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct vr_channel_resp {
+	uint32_t handle;
+	uint32_t reserved;
+	uint64_t token;
+} __attribute__((packed));
+
+struct vr_bind_channel_req {
+	uint32_t handle;
+	uint32_t reserved;
+	uint64_t token;
+} __attribute__((packed));
+
+/* Sent by the server on a bound channel socket, one per completion event. */
+struct vr_event {
+	uint64_t cookie; /* the CQ's cookie from VR_CREATE_CQ */
+} __attribute__((packed));
+
+struct vr_create_cq_req {
+	uint32_t cqe;
+	uint32_t channel; /* 0: none */
+	uint32_t comp_vector;
+	uint32_t reserved;
+	uint64_t cookie;
+} __attribute__((packed));
+
+struct vr_create_cq_resp {
+	uint32_t handle;
+	uint32_t cqe;
+} __attribute__((packed));
+
+struct vr_wc {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode; /* enum ibv_wc_opcode */
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data; /* host order */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+	uint16_t reserved;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct vr_hdr) == 16, "vr_hdr");
+_Static_assert(sizeof(struct vr_device_attr) == 248, "vr_device_attr");
+_Static_assert(sizeof(struct vr_port_attr) == 32, "vr_port_attr");
+_Static_assert(sizeof(struct vr_wc) == 48, "vr_wc");
+
+#endif

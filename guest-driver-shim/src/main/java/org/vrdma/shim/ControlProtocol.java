@@ -1,0 +1,62 @@
+package org.vrdma.shim;
+
+/**
+ * Constants of the control protocol between the native guest library and {@link VnicControlServer}
+ * (mirrors {@code src/main/c/vrdma_proto.h}; the README describes every message). All integers are
+ * little-endian.
+ */
+public final class ControlProtocol {
+    /** {@code "VRD0"} read as a little-endian int: the first field of HELLO. */
+    public static final int MAGIC = 0x30445256;
+
+    public static final int VERSION = 1;
+    /** Bytes of the header of every request and response. */
+    public static final int HEADER_BYTES = 16;
+    /** Largest body either side accepts; a larger request closes the connection. */
+    public static final int MAX_BODY = 65536;
+
+    public static final int HELLO = 1;
+    public static final int QUERY_DEVICE = 2;
+    public static final int QUERY_PORT = 3;
+    public static final int QUERY_GID = 4;
+    public static final int ALLOC_PD = 5;
+    public static final int DEALLOC_PD = 6;
+    public static final int REG_MR = 7;
+    public static final int DEREG_MR = 8;
+    public static final int CREATE_CHANNEL = 9;
+    public static final int DESTROY_CHANNEL = 10;
+    public static final int CREATE_CQ = 11;
+    public static final int DESTROY_CQ = 12;
+    public static final int REQ_NOTIFY_CQ = 13;
+    public static final int ACK_CQ_EVENTS = 14;
+    public static final int POLL_CQ = 15;
+    public static final int BIND_CHANNEL = 16;
+
+    /** Bytes of {@code struct vr_device_attr}. */
+    public static final int DEVICE_ATTR_BYTES = 248;
+    /** Bytes of {@code struct vr_port_attr}. */
+    public static final int PORT_ATTR_BYTES = 32;
+    /** Bytes of {@code struct vr_wc}. */
+    public static final int WC_BYTES = 48;
+    /** Most completions one POLL_CQ returns. */
+    public static final int MAX_POLL = 64;
+
+    /** Error numbers of responses (Linux values). */
+    public static final int EPERM = 1;
+
+    public static final int ENOENT = 2;
+    public static final int EIO = 5;
+    public static final int ENOMEM = 12;
+    public static final int EFAULT = 14;
+    public static final int EBUSY = 16;
+    public static final int EINVAL = 22;
+    public static final int EPROTO = 71;
+    public static final int EMSGSIZE = 90;
+    public static final int EOPNOTSUPP = 95;
+    public static final int ETIMEDOUT = 110;
+
+    /** Access flags libibverbs may add that a device is free to ignore (relaxed ordering, ...). */
+    public static final int ACCESS_OPTIONAL_RANGE = 0x3ff00000;
+
+    private ControlProtocol() {}
+}

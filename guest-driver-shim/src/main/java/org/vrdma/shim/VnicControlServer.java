@@ -1,0 +1,463 @@
+package org.vrdma.shim;
+
+import static org.vrdma.shim.ControlProtocol.*;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Supplier;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+import org.vrdma.vnic.verbs.Device;
+import org.vrdma.vnic.verbs.MemoryRegion;
+
+/**
+ * Serves the guest library's control protocol ({@link ControlProtocol}) for one vNIC {@link Device}
+ * on a Unix-domain socket.
+ *
+ * <p>Each accepted connection is one application context ({@code ibv_open_device}): it gets its own
+ * verbs {@code Context} and its own table of handles, so one connection can never name another's
+ * objects. When the connection closes (the application closed the device, exited or crashed) every
+ * object it still holds is destroyed. Malformed requests get error responses; a request whose length
+ * cannot be trusted closes that connection only.
+ *
+ * <p>Threads: one virtual thread per connection does the socket I/O; every access to the verbs
+ * object model runs on the device's executor (the thread that owns the {@link Device}, e.g. its event
+ * loop), so the model stays single-threaded.
+ */
+public final class VnicControlServer implements AutoCloseable {
+    private static final Logger LOG = System.getLogger(VnicControlServer.class.getName());
+    /** Longest a request waits for the device thread before it fails with ETIMEDOUT. */
+    private static final long DEVICE_CALL_TIMEOUT_MS = 10_000;
+
+    private final Path socketPath;
+    private final Device device;
+    private final Executor deviceExecutor;
+    private final ServerSocketChannel listener;
+    private final Thread acceptor;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    /** Live sessions; touched on the device thread only. */
+    private final List<Session> sessions = new ArrayList<>();
+    /** Channel tokens to channels, for BIND_CHANNEL on a second connection. */
+    private final ConcurrentHashMap<Long, Session.Channel> channelsByToken = new ConcurrentHashMap<>();
+
+    private final SecureRandom random = new SecureRandom();
+    private final AtomicLong requests = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final AtomicLongArray succeededByOp = new AtomicLongArray(64);
+    private volatile boolean closed;
+
+    private VnicControlServer(
+            final Path socketPath,
+            final Device device,
+            final Executor deviceExecutor,
+            final ServerSocketChannel listener) {
+        this.socketPath = socketPath;
+        this.device = device;
+        this.deviceExecutor = deviceExecutor;
+        this.listener = listener;
+        this.acceptor = Thread.ofPlatform()
+                .name("vrdma-control-" + device.name())
+                .daemon(true)
+                .unstarted(this::acceptLoop);
+    }
+
+    /**
+     * Binds {@code socketPath} (which must not exist; its directory is created with owner-only
+     * permissions if missing) and starts serving.
+     *
+     * @param deviceExecutor runs every call into {@code device}: the device's own thread
+     */
+    public static VnicControlServer start(final Path socketPath, final Device device, final Executor deviceExecutor)
+            throws IOException {
+        Objects.requireNonNull(device, "device");
+        Objects.requireNonNull(deviceExecutor, "deviceExecutor");
+        final Path dir = socketPath.toAbsolutePath().getParent();
+        if (dir != null && !Files.isDirectory(dir)) {
+            Files.createDirectories(dir);
+            dir.toFile().setReadable(false, false);
+            dir.toFile().setReadable(true, true);
+            dir.toFile().setWritable(false, false);
+            dir.toFile().setWritable(true, true);
+            dir.toFile().setExecutable(false, false);
+            dir.toFile().setExecutable(true, true);
+        }
+        final ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        try {
+            listener.bind(UnixDomainSocketAddress.of(socketPath));
+        } catch (final IOException e) {
+            listener.close();
+            throw e;
+        }
+        final VnicControlServer server = new VnicControlServer(socketPath, device, deviceExecutor, listener);
+        server.acceptor.start();
+        return server;
+    }
+
+    /** The socket path clients connect to ({@code VRDMA_SOCKET}). */
+    public Path socketPath() {
+        return socketPath;
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** Requests served so far, and how many of them failed. */
+    public long requests() {
+        return requests.get();
+    }
+
+    public long errors() {
+        return errors.get();
+    }
+
+    /** Requests with opcode {@code op} ({@link ControlProtocol}) that succeeded. */
+    public long succeeded(final int op) {
+        return op >= 0 && op < succeededByOp.length() ? succeededByOp.get(op) : 0;
+    }
+
+    /** What each live application holds, read on the device thread. */
+    public List<SessionView> sessions() {
+        return onDevice(() -> {
+            final List<SessionView> views = new ArrayList<>();
+            for (final Session s : sessions) {
+                views.add(s.view());
+            }
+            return views;
+        });
+    }
+
+    /** Stops accepting, closes every connection and releases every application's objects. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            listener.close();
+        } catch (final IOException e) {
+            LOG.log(Level.DEBUG, "closing listener", e);
+        }
+        for (final Connection c : connections) {
+            c.close();
+        }
+        try {
+            acceptor.join(5_000);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        onDevice(() -> {
+            for (final Session s : List.copyOf(sessions)) {
+                s.release();
+            }
+            sessions.clear();
+            return null;
+        });
+        try {
+            Files.deleteIfExists(socketPath);
+        } catch (final IOException e) {
+            LOG.log(Level.DEBUG, "removing socket", e);
+        }
+    }
+
+    /**
+     * What one application holds in the vNIC.
+     *
+     * @param pid the process named in HELLO
+     * @param protectionDomains live PDs
+     * @param memoryRegions live MRs (their backings reach the application's memory)
+     * @param completionQueues live CQs
+     * @param channels live completion channels
+     */
+    public record SessionView(
+            int pid, int protectionDomains, List<MemoryRegion> memoryRegions, int completionQueues, int channels) {}
+
+    // ---------------------------------------------------------------- internals
+
+    /** Runs {@code task} on the device thread and waits for it (bounded). */
+    <T> T onDevice(final Supplier<T> task) {
+        final CompletableFuture<T> f = CompletableFuture.supplyAsync(task, deviceExecutor);
+        try {
+            return f.get(DEVICE_CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the device thread", e);
+        } catch (final ExecutionException e) {
+            throw new IllegalStateException("device call failed", e.getCause());
+        } catch (final TimeoutException e) {
+            throw new IllegalStateException("device thread did not answer in " + DEVICE_CALL_TIMEOUT_MS + " ms", e);
+        }
+    }
+
+    long newToken() {
+        long t;
+        do {
+            t = random.nextLong();
+        } while (t == 0 || channelsByToken.containsKey(t));
+        return t;
+    }
+
+    void registerToken(final long token, final Session.Channel channel) {
+        channelsByToken.put(token, channel);
+    }
+
+    void forgetToken(final long token) {
+        channelsByToken.remove(token);
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            final SocketChannel ch;
+            try {
+                ch = listener.accept();
+            } catch (final ClosedChannelException e) {
+                return;
+            } catch (final IOException e) {
+                if (!closed) {
+                    LOG.log(Level.WARNING, "accept failed", e);
+                }
+                return;
+            }
+            final Connection c = new Connection(ch);
+            connections.add(c);
+            Thread.ofVirtual().name("vrdma-conn").start(c::run);
+        }
+    }
+
+    /** One client socket: an application context, or the event stream of a completion channel. */
+    private final class Connection {
+        private final SocketChannel ch;
+        private final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        private Session session;
+
+        Connection(final SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        void run() {
+            try {
+                serve();
+            } catch (final IOException e) {
+                LOG.log(Level.DEBUG, "connection ended", e);
+            } catch (final RuntimeException e) {
+                LOG.log(Level.WARNING, "connection failed", e);
+            } finally {
+                close();
+                connections.remove(this);
+                final Session s = session;
+                if (s != null && !closed) {
+                    try {
+                        onDevice(() -> {
+                            s.release();
+                            sessions.remove(s);
+                            return null;
+                        });
+                    } catch (final RuntimeException e) {
+                        LOG.log(Level.WARNING, "cleanup of pid " + s.pid() + " failed", e);
+                    }
+                }
+            }
+        }
+
+        void close() {
+            try {
+                ch.close();
+            } catch (final IOException e) {
+                LOG.log(Level.DEBUG, "close", e);
+            }
+        }
+
+        private void serve() throws IOException {
+            while (true) {
+                header.clear();
+                if (!readFully(header)) {
+                    return;
+                }
+                header.flip();
+                final int len = header.getInt();
+                final int op = header.getShort() & 0xFFFF;
+                header.getShort();
+                final int seq = header.getInt();
+                header.getInt();
+                if (len < 0 || len > MAX_BODY) {
+                    respond(op, seq, EMSGSIZE, null);
+                    return; // the stream cannot be resynchronised
+                }
+                final ByteBuffer body = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
+                if (!readFully(body)) {
+                    return;
+                }
+                body.flip();
+                requests.incrementAndGet();
+                if (op == BIND_CHANNEL && session == null) {
+                    bindChannel(op, seq, body);
+                    return;
+                }
+                Response r;
+                if (op == HELLO) {
+                    r = hello(body);
+                } else if (session == null) {
+                    r = Response.error(EPROTO);
+                } else {
+                    final Session s = session;
+                    try {
+                        r = onDevice(() -> s.handle(op, body));
+                    } catch (final IllegalStateException e) {
+                        LOG.log(Level.WARNING, "request " + op + " failed", e);
+                        r = Response.error(e.getCause() instanceof TimeoutException ? ETIMEDOUT : EIO);
+                    }
+                }
+                if (r.status != 0) {
+                    errors.incrementAndGet();
+                } else if (op < succeededByOp.length()) {
+                    succeededByOp.incrementAndGet(op);
+                }
+                respond(op, seq, r.status, r.body);
+            }
+        }
+
+        private Response hello(final ByteBuffer body) {
+            if (session != null) {
+                return Response.error(EPROTO);
+            }
+            if (body.remaining() < 16 || body.getInt() != MAGIC) {
+                return Response.error(EPROTO);
+            }
+            final int version = body.getShort() & 0xFFFF;
+            body.getShort();
+            final int pid = body.getInt();
+            if (version != VERSION) {
+                return Response.error(EPROTO);
+            }
+            if (!peerOwns(pid)) {
+                return Response.error(EPERM);
+            }
+            try {
+                session = onDevice(() -> {
+                    final Session s = new Session(VnicControlServer.this, device, pid);
+                    sessions.add(s);
+                    return s;
+                });
+            } catch (final IllegalStateException e) {
+                LOG.log(Level.WARNING, "opening a context failed", e);
+                return Response.error(EIO);
+            }
+            final ByteBuffer out = Response.body(8);
+            out.putShort((short) VERSION).putShort((short) 0).putInt(0);
+            return Response.ok(out);
+        }
+
+        /** The pid in HELLO must belong to the peer's user (or the peer is root). */
+        private boolean peerOwns(final int pid) {
+            if (pid <= 0) {
+                return false;
+            }
+            try {
+                final UnixDomainPrincipal peer = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+                final String owner =
+                        Files.getOwner(Path.of("/proc", Integer.toString(pid))).getName();
+                return peer.user().getName().equals("root")
+                        || peer.user().getName().equals(owner);
+            } catch (final IOException | UnsupportedOperationException e) {
+                return false;
+            }
+        }
+
+        /** Turns this connection into the event stream of one completion channel. */
+        private void bindChannel(final int op, final int seq, final ByteBuffer body) throws IOException {
+            if (body.remaining() < 16) {
+                respond(op, seq, EINVAL, null);
+                return;
+            }
+            final int handle = body.getInt();
+            body.getInt();
+            final long token = body.getLong();
+            final Session.Channel channel = token == 0 ? null : channelsByToken.remove(token);
+            if (channel == null || channel.handle != handle) {
+                errors.incrementAndGet();
+                respond(op, seq, EINVAL, null);
+                return;
+            }
+            respond(op, seq, 0, null);
+            channel.streamEvents(ch);
+        }
+
+        private boolean readFully(final ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                if (ch.read(b) < 0) {
+                    if (b.position() == 0 && b == header) {
+                        return false;
+                    }
+                    throw new IOException("connection closed mid-message");
+                }
+            }
+            return true;
+        }
+
+        private void respond(final int op, final int seq, final int status, final ByteBuffer body) throws IOException {
+            final int len = body == null ? 0 : body.remaining();
+            final ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + len).order(ByteOrder.LITTLE_ENDIAN);
+            out.putInt(len).putShort((short) op).putShort((short) 0).putInt(seq).putInt(status);
+            if (body != null) {
+                out.put(body);
+            }
+            out.flip();
+            while (out.hasRemaining()) {
+                ch.write(out);
+            }
+        }
+    }
+
+    /** A response: status 0 with a body, or an errno. */
+    record Response(int status, ByteBuffer body) {
+        static Response ok(final ByteBuffer body) {
+            return new Response(0, body == null ? null : body.flip());
+        }
+
+        static Response ok() {
+            return new Response(0, null);
+        }
+
+        static Response error(final int errno) {
+            return new Response(errno, null);
+        }
+
+        static ByteBuffer body(final int size) {
+            return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        }
+
+        static void putString(final ByteBuffer b, final String s, final int width) {
+            final byte[] bytes = s.getBytes(StandardCharsets.US_ASCII);
+            final int n = Math.min(bytes.length, width - 1);
+            b.put(bytes, 0, n);
+            for (int i = n; i < width; i++) {
+                b.put((byte) 0);
+            }
+        }
+    }
+}

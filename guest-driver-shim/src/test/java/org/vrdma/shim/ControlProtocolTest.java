@@ -1,0 +1,261 @@
+package org.vrdma.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.shim.ControlProtocol.*;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The control server answers bad requests with errors, never crashes, and keeps clients apart. */
+class ControlProtocolTest {
+    private ShimFixture fx;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fx = new ShimFixture();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (fx != null) {
+            fx.close();
+        }
+    }
+
+    /** A minimal client speaking the protocol from Java. */
+    private final class Client implements AutoCloseable {
+        final SocketChannel ch;
+        int seq;
+
+        Client() throws IOException {
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(fx.server.socketPath()));
+        }
+
+        Client hello() throws IOException {
+            final ByteBuffer b = body(16);
+            b.putInt(MAGIC).putShort((short) VERSION).putShort((short) 0);
+            b.putInt((int) ProcessHandle.current().pid()).putInt(0);
+            assertThat(call(HELLO, b).status).isZero();
+            return this;
+        }
+
+        record Reply(int status, ByteBuffer body) {
+            int handle() {
+                return body.getInt(0);
+            }
+        }
+
+        Reply call(final int op, final ByteBuffer body) throws IOException {
+            final int len = body == null ? 0 : body.flip().remaining();
+            final ByteBuffer h = body(HEADER_BYTES);
+            h.putInt(len)
+                    .putShort((short) op)
+                    .putShort((short) 0)
+                    .putInt(++seq)
+                    .putInt(0)
+                    .flip();
+            write(h);
+            if (body != null) {
+                write(body);
+            }
+            final ByteBuffer rh = read(HEADER_BYTES);
+            final int rlen = rh.getInt();
+            assertThat(rh.getShort() & 0xFFFF).isEqualTo(op);
+            rh.getShort();
+            assertThat(rh.getInt()).isEqualTo(seq);
+            final int status = rh.getInt();
+            return new Reply(status, read(rlen));
+        }
+
+        void write(final ByteBuffer b) throws IOException {
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+
+        ByteBuffer read(final int n) throws IOException {
+            final ByteBuffer b = body(n);
+            while (b.hasRemaining()) {
+                if (ch.read(b) < 0) {
+                    throw new IOException("closed");
+                }
+            }
+            return b.flip();
+        }
+
+        Reply allocPd() throws IOException {
+            return call(ALLOC_PD, null);
+        }
+
+        Reply regMr(final int pd, final long addr, final long len) throws IOException {
+            final ByteBuffer b = body(32);
+            b.putInt(pd).putInt(1).putLong(addr).putLong(len).putLong(addr);
+            return call(REG_MR, b);
+        }
+
+        Reply handleOp(final int op, final int handle, final int arg) throws IOException {
+            return call(op, body(8).putInt(handle).putInt(arg));
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    private static ByteBuffer body(final int n) {
+        return ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Test
+    void requestsBeforeHelloOrWithABadHelloAreRefused() throws Exception {
+        try (Client c = new Client()) {
+            assertThat(c.call(QUERY_DEVICE, null).status).isEqualTo(EPROTO);
+            final ByteBuffer bad = body(16).putInt(0x12345678).putShort((short) VERSION);
+            assertThat(c.call(HELLO, bad).status).isEqualTo(EPROTO);
+            final ByteBuffer future = body(16).putInt(MAGIC).putShort((short) 99);
+            assertThat(c.call(HELLO, future).status).isEqualTo(EPROTO);
+            final ByteBuffer pid0 = body(16).putInt(MAGIC).putShort((short) VERSION);
+            pid0.putShort((short) 0).putInt(0).putInt(0);
+            assertThat(c.call(HELLO, pid0).status).as("pid 0").isEqualTo(EPERM);
+            final ByteBuffer notMine = body(16).putInt(MAGIC).putShort((short) VERSION);
+            notMine.putShort((short) 0).putInt(Integer.MAX_VALUE).putInt(0);
+            assertThat(c.call(HELLO, notMine).status).as("no such process").isEqualTo(EPERM);
+            c.hello();
+            assertThat(c.call(QUERY_DEVICE, null).status).isZero();
+        }
+    }
+
+    @Test
+    void badRequestsGetErrorsAndTheConnectionKeepsWorking() throws Exception {
+        try (Client c = new Client().hello()) {
+            assertThat(c.call(999, null).status).isEqualTo(EOPNOTSUPP);
+            assertThat(c.call(QUERY_PORT, body(4).putInt(2)).status).isEqualTo(EINVAL);
+            assertThat(c.call(QUERY_PORT, body(2).putShort((short) 1)).status)
+                    .as("short body")
+                    .isEqualTo(EINVAL);
+            assertThat(c.call(QUERY_GID, body(8).putInt(1).putInt(7)).status).isEqualTo(EINVAL);
+            assertThat(c.handleOp(DEALLOC_PD, 42, 0).status).isEqualTo(EINVAL);
+            final int pd = c.allocPd().handle();
+            assertThat(c.regMr(pd, 0x1000, 4096).status).as("unmapped memory").isEqualTo(EFAULT);
+            assertThat(c.regMr(pd, 0, 4096).status).isEqualTo(EINVAL);
+            assertThat(c.regMr(pd + 1, 0x1000, 4096).status).isEqualTo(EINVAL);
+            final ByteBuffer cq0 =
+                    body(24).putInt(0).putInt(0).putInt(0).putInt(0).putLong(1);
+            assertThat(c.call(CREATE_CQ, cq0).status).isEqualTo(EINVAL);
+            final ByteBuffer cq =
+                    body(24).putInt(16).putInt(0).putInt(0).putInt(0).putLong(1);
+            final Client.Reply cqReply = c.call(CREATE_CQ, cq);
+            assertThat(cqReply.status).isZero();
+            assertThat(c.handleOp(DEALLOC_PD, cqReply.handle(), 0).status)
+                    .as("a CQ is no PD")
+                    .isEqualTo(EINVAL);
+            assertThat(c.handleOp(REQ_NOTIFY_CQ, cqReply.handle(), 0).status)
+                    .as("no channel")
+                    .isEqualTo(EINVAL);
+            assertThat(c.handleOp(ACK_CQ_EVENTS, cqReply.handle(), 1).status).isEqualTo(EINVAL);
+            final Client.Reply polled = c.handleOp(POLL_CQ, cqReply.handle(), 16);
+            assertThat(polled.status).isZero();
+            assertThat(polled.body.getInt(0)).isZero();
+
+            try (Arena arena = Arena.ofConfined()) {
+                final MemorySegment mem = arena.allocate(8192, 4096);
+                mem.fill((byte) 0x5A);
+                final Client.Reply mr = c.regMr(pd, mem.address(), mem.byteSize());
+                assertThat(mr.status).isZero();
+                assertThat(c.handleOp(DEALLOC_PD, pd, 0).status)
+                        .as("MR still uses it")
+                        .isEqualTo(EBUSY);
+                assertThat(c.handleOp(DEREG_MR, mr.handle(), 0).status).isZero();
+                assertThat(c.handleOp(DEREG_MR, mr.handle(), 0).status)
+                        .as("twice")
+                        .isEqualTo(EINVAL);
+            }
+            assertThat(c.handleOp(DESTROY_CQ, cqReply.handle(), 0).status).isZero();
+            assertThat(c.handleOp(DEALLOC_PD, pd, 0).status).isZero();
+            assertThat(c.call(QUERY_DEVICE, null).status).isZero();
+        }
+    }
+
+    @Test
+    void oneConnectionCannotReachAnothersObjects() throws Exception {
+        try (Client a = new Client().hello();
+                Client b = new Client().hello()) {
+            final int pdA = a.allocPd().handle();
+            final ByteBuffer cq =
+                    body(24).putInt(16).putInt(0).putInt(0).putInt(0).putLong(1);
+            final int cqA = a.call(CREATE_CQ, cq).handle();
+            assertThat(b.handleOp(DEALLOC_PD, pdA, 0).status).isEqualTo(EINVAL);
+            assertThat(b.handleOp(POLL_CQ, cqA, 4).status).isEqualTo(EINVAL);
+            assertThat(b.handleOp(DESTROY_CQ, cqA, 0).status).isEqualTo(EINVAL);
+            // b's own handles are its own, even when the numbers coincide.
+            final int pdB = b.allocPd().handle();
+            assertThat(b.handleOp(DEALLOC_PD, pdB, 0).status).isZero();
+            assertThat(fx.server.sessions())
+                    .anySatisfy(s -> assertThat(s.protectionDomains()).isEqualTo(1))
+                    .anySatisfy(s -> assertThat(s.protectionDomains()).isZero());
+            // A channel token is a secret: guessing one fails.
+            final ByteBuffer ch = a.call(CREATE_CHANNEL, null).body;
+            final int chHandle = ch.getInt(0);
+            final long token = ch.getLong(8);
+            try (Client thief = new Client()) {
+                final ByteBuffer guess = body(16).putInt(chHandle).putInt(0).putLong(token + 1);
+                assertThat(thief.call(BIND_CHANNEL, guess).status).isEqualTo(EINVAL);
+            }
+        }
+    }
+
+    @Test
+    void anOversizedRequestClosesOnlyThatConnection() throws Exception {
+        try (Client c = new Client().hello()) {
+            final ByteBuffer h = body(HEADER_BYTES);
+            h.putInt(MAX_BODY + 1)
+                    .putShort((short) QUERY_DEVICE)
+                    .putShort((short) 0)
+                    .putInt(1)
+                    .putInt(0)
+                    .flip();
+            c.write(h);
+            final ByteBuffer r = c.read(HEADER_BYTES);
+            assertThat(r.getInt(12)).isEqualTo(EMSGSIZE);
+            assertThat(c.ch.read(body(1))).isEqualTo(-1);
+        }
+        ShimFixture.eventually(
+                java.time.Duration.ofSeconds(10), () -> fx.server.sessions().isEmpty(), "cleanup");
+        try (Client d = new Client().hello()) {
+            assertThat(d.call(QUERY_DEVICE, null).status).isZero();
+        }
+    }
+
+    @Test
+    void randomBytesNeverHurtTheServer() throws Exception {
+        final Random random = new Random(7);
+        for (int i = 0; i < 50; i++) {
+            try (Client c = new Client()) {
+                if (random.nextBoolean()) {
+                    c.hello();
+                }
+                final byte[] junk = new byte[random.nextInt(200)];
+                random.nextBytes(junk);
+                c.write(ByteBuffer.wrap(junk));
+            }
+        }
+        ShimFixture.eventually(
+                java.time.Duration.ofSeconds(10), () -> fx.server.sessions().isEmpty(), "cleanup");
+        try (Client d = new Client().hello()) {
+            assertThat(d.call(QUERY_DEVICE, null).status).isZero();
+            assertThat(d.allocPd().status).isZero();
+        }
+    }
+}
