@@ -10,11 +10,16 @@ cd "$ROOT"
 vrdma_select_jdk
 vrdma_require_maven
 
-# Debian packages the tests use, as "command:package".
-NEEDED="tshark:tshark"
+# Debian packages the tests use, as "command:package" and, for packages without a command,
+# "file:package".
+NEEDED_COMMANDS="tshark:tshark gcc:gcc make:make objdump:binutils ibv_devinfo:ibverbs-utils ib_write_bw:perftest"
+NEEDED_FILES="/usr/include/infiniband/verbs.h:libibverbs-dev"
 missing=""
-for entry in $NEEDED; do
+for entry in $NEEDED_COMMANDS; do
   command -v "${entry%%:*}" >/dev/null 2>&1 || missing="$missing ${entry#*:}"
+done
+for entry in $NEEDED_FILES; do
+  [ -e "${entry%%:*}" ] || missing="$missing ${entry#*:}"
 done
 if [ -n "$missing" ]; then
   echo "test.sh: installing system packages the tests need:$missing" >&2
