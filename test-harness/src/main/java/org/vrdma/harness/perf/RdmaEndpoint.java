@@ -7,7 +7,6 @@ import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.ByteBufMemory;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.verbs.AccessFlags;
-import org.vrdma.vnic.verbs.AhAttr;
 import org.vrdma.vnic.verbs.CompletionChannel;
 import org.vrdma.vnic.verbs.CompletionQueue;
 import org.vrdma.vnic.verbs.Context;
@@ -15,13 +14,11 @@ import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.MemoryRegion;
 import org.vrdma.vnic.verbs.Mtu;
 import org.vrdma.vnic.verbs.ProtectionDomain;
-import org.vrdma.vnic.verbs.QpAttr;
-import org.vrdma.vnic.verbs.QpAttrMask;
 import org.vrdma.vnic.verbs.QpCap;
 import org.vrdma.vnic.verbs.QpInitAttr;
-import org.vrdma.vnic.verbs.QpState;
 import org.vrdma.vnic.verbs.QpType;
 import org.vrdma.vnic.verbs.QueuePair;
+import org.vrdma.vnic.verbs.RcConnector;
 
 /**
  * One side of a perftest-style connection: a device's context, PD, completion channel and CQ, and
@@ -82,42 +79,8 @@ public final class RdmaEndpoint implements AutoCloseable {
 
     /** RESET → INIT → RTR → RTS towards a peer, as perftest does after its TCP exchange. */
     public static void connect(QueuePair qp, int destQpn, int destIpv4, long destMac, Mtu mtu, int sqPsn, int rqPsn) {
-        QpAttr attr = new QpAttr();
-        attr.qpState = QpState.INIT;
-        attr.pkeyIndex = 0;
-        attr.portNum = 1;
-        attr.qpAccessFlags = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
-        qp.modify(attr, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
-        attr.qpState = QpState.RTR;
-        attr.ahAttr = AhAttr.of(destIpv4, destMac);
-        attr.pathMtu = mtu;
-        attr.destQpNum = destQpn;
-        attr.rqPsn = rqPsn;
-        attr.maxDestRdAtomic = 16;
-        attr.minRnrTimer = 1;
-        qp.modify(
-                attr,
-                QpAttrMask.STATE
-                        | QpAttrMask.AV
-                        | QpAttrMask.PATH_MTU
-                        | QpAttrMask.DEST_QPN
-                        | QpAttrMask.RQ_PSN
-                        | QpAttrMask.MAX_DEST_RD_ATOMIC
-                        | QpAttrMask.MIN_RNR_TIMER);
-        attr.qpState = QpState.RTS;
-        attr.timeout = 14;
-        attr.retryCnt = 7;
-        attr.rnrRetry = 7;
-        attr.sqPsn = sqPsn;
-        attr.maxRdAtomic = 16;
-        qp.modify(
-                attr,
-                QpAttrMask.STATE
-                        | QpAttrMask.TIMEOUT
-                        | QpAttrMask.RETRY_CNT
-                        | QpAttrMask.RNR_RETRY
-                        | QpAttrMask.SQ_PSN
-                        | QpAttrMask.MAX_QP_RD_ATOMIC);
+        // Timeout 14 (67 ms) as perftest sets it: real sockets see far longer RTTs than a fabric.
+        RcConnector.connect(qp, destQpn, destIpv4, destMac, mtu, sqPsn, rqPsn, 14);
     }
 
     /** Tears down in the order libibverbs requires (QPs, MR, CQ, channel, PD, context, device). */

@@ -162,42 +162,7 @@ final class Fabric implements AutoCloseable {
             final Mtu mtu,
             final int sqPsn,
             final int rqPsn) {
-        final QpAttr attr = new QpAttr();
-        attr.qpState = QpState.INIT;
-        attr.pkeyIndex = 0;
-        attr.portNum = 1;
-        attr.qpAccessFlags = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
-        qp.modify(attr, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
-        attr.qpState = QpState.RTR;
-        attr.ahAttr = AhAttr.of(destIp, destMac);
-        attr.pathMtu = mtu;
-        attr.destQpNum = destQpn;
-        attr.rqPsn = rqPsn;
-        attr.maxDestRdAtomic = 16;
-        attr.minRnrTimer = 1;
-        qp.modify(
-                attr,
-                QpAttrMask.STATE
-                        | QpAttrMask.AV
-                        | QpAttrMask.PATH_MTU
-                        | QpAttrMask.DEST_QPN
-                        | QpAttrMask.RQ_PSN
-                        | QpAttrMask.MAX_DEST_RD_ATOMIC
-                        | QpAttrMask.MIN_RNR_TIMER);
-        attr.qpState = QpState.RTS;
-        attr.timeout = 10;
-        attr.retryCnt = 7;
-        attr.rnrRetry = 7;
-        attr.sqPsn = sqPsn;
-        attr.maxRdAtomic = 16;
-        qp.modify(
-                attr,
-                QpAttrMask.STATE
-                        | QpAttrMask.TIMEOUT
-                        | QpAttrMask.RETRY_CNT
-                        | QpAttrMask.RNR_RETRY
-                        | QpAttrMask.SQ_PSN
-                        | QpAttrMask.MAX_QP_RD_ATOMIC);
+        RcConnector.connect(qp, destQpn, destIp, destMac, mtu, sqPsn, rqPsn, 10);
     }
 
     boolean runUntil(final BooleanSupplier condition, final long forNs) {
