@@ -45,6 +45,9 @@ import org.vrdma.vswitch.udp.VSwitchHost;
  * the desired state is applied, and ports on the switch that it did not make are removed, so an
  * agent restarted over the same programmer converges without duplicating anything. The programmer
  * lives as long as its switch.
+ *
+ * <p>Its methods wait for the switch's loop while holding the programmer's lock: never call them
+ * from that loop (an {@link EniAttachment}'s sink runs there).
  */
 public final class VSwitchProgrammer implements DataPlaneProgrammer {
     private final VSwitchHost host;
