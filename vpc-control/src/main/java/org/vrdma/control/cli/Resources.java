@@ -268,7 +268,7 @@ public final class Resources {
             return api.call("GET", "/v1/security-groups/" + id, null, Map.of(), COLUMNS);
         }
 
-        @Command(name = "rule-add", description = "Add an allow rule.")
+        @Command(name = "rule-add", description = "Add an allow or deny rule.")
         int ruleAdd(
                 @Parameters(paramLabel = "ID") String id,
                 @Option(names = "--direction", defaultValue = "ingress", description = "ingress or egress")
@@ -277,11 +277,24 @@ public final class Resources {
                         String protocol,
                 @Option(names = "--cidr", defaultValue = "0.0.0.0/0") String cidr,
                 @Option(names = "--from-port") Integer from,
-                @Option(names = "--to-port") Integer to) {
+                @Option(names = "--to-port") Integer to,
+                @Option(names = "--action", defaultValue = "allow", description = "allow or deny") String action) {
             return api.call(
                     "POST",
                     "/v1/security-groups/" + id + "/rules",
-                    body("direction", direction, "protocol", protocol, "cidr", cidr, "fromPort", from, "toPort", to),
+                    body(
+                            "direction",
+                            direction,
+                            "protocol",
+                            protocol,
+                            "cidr",
+                            cidr,
+                            "fromPort",
+                            from,
+                            "toPort",
+                            to,
+                            "action",
+                            action),
                     Map.of(),
                     COLUMNS);
         }

@@ -35,7 +35,8 @@ public final class Requests {
     public record EniUpdate(
             String name, String hostId, Boolean vrdma, String qosPolicyId, List<String> securityGroupIds) {}
 
-    public record RuleSpec(String direction, String protocol, String cidr, Integer fromPort, Integer toPort) {}
+    public record RuleSpec(
+            String direction, String protocol, String cidr, Integer fromPort, Integer toPort, String action) {}
 
     public record SecurityGroupCreate(String name, String vpcId, List<RuleSpec> rules) {}
 

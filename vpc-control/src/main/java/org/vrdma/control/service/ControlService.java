@@ -58,6 +58,7 @@ public final class ControlService {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
     private static final Pattern TOKEN = Pattern.compile("[\\x21-\\x7e]{1,128}");
     private static final Set<String> DIRECTIONS = Set.of("ingress", "egress");
+    private static final Set<String> ACTIONS = Set.of(SecurityGroupRule.ALLOW, SecurityGroupRule.DENY);
     private static final Set<String> PROTOCOLS = Set.of("all", "tcp", "udp", "icmp", "rdma");
 
     private final ResourceStore store;
@@ -580,7 +581,11 @@ public final class ControlService {
                         path + ".fromPort", "the port range " + from + ".." + to + " is not within 1..65535 in order");
             }
         }
-        return new SecurityGroupRule(newId("sgr"), direction, protocol, cidr, from, to);
+        String action = spec.action() == null ? SecurityGroupRule.ALLOW : spec.action();
+        if (!ACTIONS.contains(action)) {
+            throw ApiException.invalid(path + ".action", "action must be allow or deny, not " + action);
+        }
+        return new SecurityGroupRule(newId("sgr"), direction, protocol, cidr, from, to, action);
     }
 
     // ---------------------------------------------------------------- QoS policies

@@ -155,18 +155,53 @@ class ControlCliTest {
     }
 
     @Test
-    void upStartsAControllerWithAgentsAndAVpc() throws Exception {
+    void upStartsAControllerWithRealVSwitchesProgrammedByTheirAgents() throws Exception {
         Path data = dir.resolve("up");
+        for (int run = 0; run < 2; run++) {
+            // The second run on the same data directory reuses the VPC, hosts and ENIs; the hosts'
+            // ephemeral underlay ports change and their records follow.
+            out.getBuffer().setLength(0);
+            CommandLine cli = new CommandLine(new ControlCli());
+            cli.setOut(new PrintWriter(out, true));
+            cli.setErr(new PrintWriter(err, true));
+            assertThat(cli.execute(
+                            "up", "--hosts", "2", "--data-dir", data.toString(), "--port", "0", "--run-seconds", "1"))
+                    .as(err.toString())
+                    .isZero();
+            String text = out.toString();
+            assertThat(text)
+                    .contains("controller listening on http://127.0.0.1:")
+                    .contains("token file: " + data.resolve("api-token"))
+                    .containsPattern(
+                            "host host-[0-9a-f]+ \\(agent started\\) underlay 127\\.0\\.0\\.1:[1-9][0-9]* with vRDMA ENI eni-")
+                    .containsPattern(
+                            "host host-[0-9a-f]+ programmed on vSwitch 127\\.0\\.0\\.1:[1-9][0-9]*: 1 ENI\\(s\\), 1 route\\(s\\)")
+                    .contains("data plane: vSwitches over UDP");
+            assertThat(text.split("programmed on vSwitch", -1)).hasSize(3);
+        }
+    }
+
+    @Test
+    void upKeepsAnInMemoryDataPlaneOnRequest() throws Exception {
         CommandLine cli = new CommandLine(new ControlCli());
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         assertThat(cli.execute(
-                        "up", "--hosts", "2", "--data-dir", data.toString(), "--port", "0", "--run-seconds", "1"))
+                        "up",
+                        "--hosts",
+                        "3",
+                        "--data-dir",
+                        dir.resolve("mem").toString(),
+                        "--port",
+                        "0",
+                        "--data-plane",
+                        "memory",
+                        "--run-seconds",
+                        "0"))
                 .as(err.toString())
                 .isZero();
         assertThat(out.toString())
-                .contains("controller listening on http://127.0.0.1:")
-                .contains("token file: " + data.resolve("api-token"))
-                .containsPattern("host host-[0-9a-f]+ \\(agent started\\) with vRDMA ENI eni-");
+                .containsPattern("host host-[0-9a-f]+ programmed: 1 ENI\\(s\\), 2 route\\(s\\)")
+                .contains("data plane: in memory");
     }
 }
