@@ -35,6 +35,11 @@ public final class EniPort {
     /** Sends an inner Ethernet frame from the ENI; the switch owns {@code frame} from here on. */
     public void send(ByteBuf frame) {
         try {
+            if (host.eventLoop().inEventLoop()) {
+                // A vNIC on the switch's own loop: no task per frame.
+                host.vswitch().onEniFrame(portId, frame);
+                return;
+            }
             host.execute(vs -> vs.onEniFrame(portId, frame));
         } catch (RuntimeException e) {
             frame.release();
