@@ -20,7 +20,7 @@ import picocli.CommandLine.Command;
             ControllerCommand.class,
             Resources.VpcCommand.class,
             Resources.SubnetCommand.class,
-            Resources.HostCommand.class,
+            HostCommand.class,
             Resources.EniCommand.class,
             Resources.SecurityGroupCommand.class,
             Resources.QosCommand.class,

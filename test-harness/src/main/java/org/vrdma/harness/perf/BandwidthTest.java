@@ -21,6 +21,7 @@ public final class BandwidthTest implements CompletionPump.Listener {
     private final int txDepth;
     private final long remoteAddr;
     private final int rkey;
+    private final long slots;
     private final SendWorkRequest wr = new SendWorkRequest(1);
     private CompletionPump pump;
 
@@ -40,6 +41,24 @@ public final class BandwidthTest implements CompletionPump.Listener {
             int txDepth,
             long remoteAddr,
             int rkey) {
+        this(local, qp, opcode, sizeBytes, iterations, txDepth, remoteAddr, rkey, sizeBytes);
+    }
+
+    /**
+     * Like perftest, but message {@code i} moves the {@code i mod (spanBytes / sizeBytes)}-th slot
+     * of a {@code spanBytes} window, at the same offset locally and remotely, so a run covers the
+     * whole window instead of one message-sized buffer.
+     */
+    public BandwidthTest(
+            RdmaEndpoint local,
+            QueuePair qp,
+            WrOpcode opcode,
+            int sizeBytes,
+            long iterations,
+            int txDepth,
+            long remoteAddr,
+            int rkey,
+            long spanBytes) {
         if (opcode != WrOpcode.RDMA_WRITE && opcode != WrOpcode.RDMA_READ) {
             throw new IllegalArgumentException("bandwidth test runs RDMA_WRITE or RDMA_READ, not " + opcode);
         }
@@ -51,6 +70,7 @@ public final class BandwidthTest implements CompletionPump.Listener {
         this.txDepth = txDepth;
         this.remoteAddr = remoteAddr;
         this.rkey = rkey;
+        this.slots = Math.max(1, spanBytes / sizeBytes);
     }
 
     /** Starts posting; call on the requester's thread. */
@@ -67,9 +87,10 @@ public final class BandwidthTest implements CompletionPump.Listener {
         wr.wrId = posted;
         wr.opcode = opcode;
         wr.sendFlags = SendFlags.SIGNALED;
-        wr.remoteAddr = remoteAddr;
+        long offset = (posted % slots) * sizeBytes;
+        wr.remoteAddr = remoteAddr + offset;
         wr.rkey = rkey;
-        wr.addSge(RdmaEndpoint.BUFFER_VA, sizeBytes, local.mr.lkey());
+        wr.addSge(RdmaEndpoint.BUFFER_VA + offset, sizeBytes, local.mr.lkey());
         qp.postSend(wr);
         posted++;
     }

@@ -65,8 +65,13 @@ public final class LatencyTest {
     private void fail(WcStatus status) {
         failure = status;
         done = true;
-        initiator.pump.close();
-        responder.pump.close();
+        // A process runs one side only: the other side's pump never started.
+        if (initiator.pump != null) {
+            initiator.pump.close();
+        }
+        if (responder.pump != null) {
+            responder.pump.close();
+        }
     }
 
     private final class Side implements CompletionPump.Listener {

@@ -115,14 +115,15 @@ public final class Resources {
             name = "host",
             mixinStandardHelpOptions = true,
             description = "Hosts (vSwitch agents): create, list, get, delete.")
-    public static final class HostCommand {
+    // Open so that the launcher's `host` command can add running a host to the same name.
+    public static class HostCommand {
         static final List<String> COLUMNS = List.of("id", "name", "underlayIp", "underlayPort", "version");
 
         @Mixin
         ApiOptions api;
 
         @Command(description = "Register a host by its underlay address.")
-        int create(
+        public int create(
                 @Option(names = "--underlay-ip", required = true) String ip,
                 @Option(names = "--underlay-port", description = "Geneve UDP port (default 6081)") Integer port,
                 @Option(names = "--name") String name,
@@ -136,17 +137,17 @@ public final class Resources {
         }
 
         @Command(description = "List hosts.")
-        int list() {
+        public int list() {
             return api.call("GET", "/v1/hosts", null, Map.of(), COLUMNS);
         }
 
         @Command(description = "Show a host.")
-        int get(@Parameters(paramLabel = "ID") String id) {
+        public int get(@Parameters(paramLabel = "ID") String id) {
             return api.call("GET", "/v1/hosts/" + id, null, Map.of(), COLUMNS);
         }
 
         @Command(description = "Delete a host (refused while ENIs are placed on it).")
-        int delete(@Parameters(paramLabel = "ID") String id, @Option(names = "--if-match") String ifMatch) {
+        public int delete(@Parameters(paramLabel = "ID") String id, @Option(names = "--if-match") String ifMatch) {
             return api.call("DELETE", "/v1/hosts/" + id, null, headers(null, ifMatch), COLUMNS);
         }
     }

@@ -1,0 +1,203 @@
+package org.vrdma.harness.perf;
+
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.vrdma.runtime.FaultConfig;
+import org.vrdma.vnic.transport.RocePacketCodec;
+import org.vrdma.vnic.transport.TransportConfig;
+import org.vrdma.vnic.transport.TransportCounters;
+import org.vrdma.vnic.verbs.Device;
+import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vswitch.pipeline.EgressConfig;
+import org.vrdma.vswitch.pipeline.EniConfig;
+import org.vrdma.vswitch.pipeline.UnderlayAddress;
+import org.vrdma.vswitch.pipeline.VSwitchConfig;
+import org.vrdma.vswitch.runtime.EventLoopTimerService;
+import org.vrdma.vswitch.runtime.NettyRuntime;
+import org.vrdma.vswitch.udp.VSwitchHost;
+
+/**
+ * One host of a VPC in this process, as a separate process runs it: a vSwitch on its own Netty
+ * event loop bound to a real UDP underlay address, one vRDMA ENI with a vNIC on the same loop, and
+ * a route to one peer ENI behind another host's underlay address. The peer is another process (or
+ * another network namespace); the two meet only over UDP.
+ */
+public final class RealTimeHost implements AutoCloseable {
+    private static final int ENI_ID = 1;
+
+    /** What to bring up. Addresses are dotted quads; underlay addresses are {@code a.b.c.d:port}. */
+    public record Spec(
+            String name,
+            String underlay,
+            String eniIpv4,
+            long eniMac,
+            int vni,
+            String peerEniIpv4,
+            String peerUnderlay,
+            TransportConfig transport,
+            int bufferBytes) {}
+
+    private final NettyRuntime runtime;
+    private final EventLoopGroup group;
+    private final VSwitchHost host;
+    private final RdmaEndpoint endpoint;
+    private final int eniIpv4;
+    private final long eniMac;
+    private final int peerEniIpv4;
+
+    /** Binds the underlay socket and attaches the vNIC; throws if the address cannot be bound. */
+    public RealTimeHost(Spec spec) throws InterruptedException {
+        long underlay = UnderlayAddress.parse(spec.underlay());
+        long peerUnderlay = UnderlayAddress.parse(spec.peerUnderlay());
+        this.eniIpv4 = UnderlayAddress.parseIpv4(spec.eniIpv4());
+        int peerIpv4 = UnderlayAddress.parseIpv4(spec.peerEniIpv4());
+        this.peerEniIpv4 = peerIpv4;
+        this.eniMac = spec.eniMac();
+        runtime = NettyRuntime.best();
+        group = runtime.newEventLoopGroup(1, "vrdma-" + spec.name());
+        VSwitchHost h;
+        try {
+            h = VSwitchHost.start(
+                    group,
+                    runtime,
+                    new VSwitchHost.Options(
+                            UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(underlay)),
+                            UnderlayAddress.port(underlay),
+                            VSwitchConfig.of(spec.name(), UnderlayAddress.NONE),
+                            true,
+                            true));
+        } catch (RuntimeException | InterruptedException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+            throw e;
+        }
+        host = h;
+        try {
+            endpoint = call(() -> {
+                Device device = Device.builder()
+                        .name(spec.name())
+                        .ipv4(eniIpv4)
+                        .mac(eniMac)
+                        .attributes(DeviceAttributes.defaults())
+                        .config(spec.transport())
+                        .timers(new EventLoopTimerService(host.eventLoop()))
+                        .codec(new RocePacketCodec())
+                        .allocator(PooledByteBufAllocator.DEFAULT)
+                        .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
+                        .build();
+                host.vswitch().addEni(EniConfig.of(ENI_ID, eniMac, spec.eniIpv4(), spec.vni()), device);
+                host.vswitch().addRemoteRoute(spec.vni(), peerIpv4, peerUnderlay);
+                return new RdmaEndpoint(device, PooledByteBufAllocator.DEFAULT, spec.bufferBytes());
+            });
+        } catch (RuntimeException e) {
+            shutdown();
+            throw e;
+        }
+    }
+
+    /** The MAC a host derives for an ENI address: 02:00 followed by the four address bytes. */
+    public static long derivedMac(int ipv4) {
+        return 0x0200_0000_0000L | (ipv4 & 0xFFFF_FFFFL);
+    }
+
+    public RdmaEndpoint endpoint() {
+        return endpoint;
+    }
+
+    public int eniIpv4() {
+        return eniIpv4;
+    }
+
+    public int peerEniIpv4() {
+        return peerEniIpv4;
+    }
+
+    public long eniMac() {
+        return eniMac;
+    }
+
+    /** The bound underlay address. */
+    public long underlayAddress() {
+        return host.underlayAddress();
+    }
+
+    /** Runs {@code action} on the host's event loop and returns its result. */
+    public <T> T call(Supplier<T> action) {
+        try {
+            return host.eventLoop().submit(action::get).get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the host's event loop did not answer in 30 s", e);
+        }
+    }
+
+    /** Waits until {@code done} holds or {@code timeoutNs} passes; false on timeout. */
+    public boolean await(BooleanSupplier done, long timeoutNs) {
+        long deadline = System.nanoTime() + timeoutNs;
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(200_000);
+        }
+        return true;
+    }
+
+    /** Injects faults on this host's uplink: data and control packets leaving it. */
+    public void faults(FaultConfig data, FaultConfig control) {
+        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
+        call(() -> {
+            host.vswitch().setUplink(egress);
+            return null;
+        });
+    }
+
+    public TransportCounters transportCounters() {
+        TransportCounters c = new TransportCounters();
+        call(() -> {
+            endpoint.device.counters().addTo(c);
+            return null;
+        });
+        return c;
+    }
+
+    /** Frames this host's uplink dropped by injected faults. */
+    public long injectedLosses() {
+        return call(() ->
+                host.vswitch().uplink().dataLost() + host.vswitch().uplink().controlLost());
+    }
+
+    public String describe() {
+        return "vSwitch on " + UnderlayAddress.toString(host.underlayAddress()) + " (" + runtime
+                + (host.gsoActive() ? ", GSO" : "") + (host.groActive() ? ", GRO" : "") + ")";
+    }
+
+    @Override
+    public void close() {
+        try {
+            call(() -> {
+                endpoint.close();
+                return null;
+            });
+        } finally {
+            shutdown();
+        }
+    }
+
+    private void shutdown() {
+        host.close();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,184 @@
+package org.vrdma.harness.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/** {@code ./vrdma host}: one host per process, server and client talking over real sockets on 127.0.0.1. */
+class HostCommandTest {
+    private static final String IP = "127.0.0.1";
+
+    private HostProcesses processes;
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        processes = new HostProcesses();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        processes.close();
+    }
+
+    private int runHere(String... args) {
+        CommandLine cli = new CommandLine(new VrdmaCli());
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS)
+    void twoProcessesMoveVerifiedRdmaWritesAndBothReportSuccess() throws Exception {
+        int udpA = HostProcesses.freeUdpPort(IP);
+        int udpB = HostProcesses.freeUdpPort(IP);
+        int oob = HostProcesses.freeTcpPort(IP);
+        Process server = processes.start(
+                "server",
+                HostProcesses.javaCommand(
+                        List.of(),
+                        "host",
+                        "--server",
+                        "--underlay",
+                        IP + ":" + udpA,
+                        "--eni-ip",
+                        "10.9.0.1",
+                        "--peer-eni-ip",
+                        "10.9.0.2",
+                        "--peer-underlay",
+                        IP + ":" + udpB,
+                        "--oob-port",
+                        String.valueOf(oob),
+                        "--connect-timeout",
+                        "60",
+                        "--test-timeout",
+                        "100"));
+        Process client = processes.start(
+                "client",
+                HostProcesses.javaCommand(
+                        List.of(),
+                        "host",
+                        "--client",
+                        "--underlay",
+                        IP + ":" + udpB,
+                        "--eni-ip",
+                        "10.9.0.2",
+                        "--peer-eni-ip",
+                        "10.9.0.1",
+                        "--peer-underlay",
+                        IP + ":" + udpA,
+                        "--oob-port",
+                        String.valueOf(oob),
+                        "--test",
+                        "write_bw",
+                        "--size",
+                        "64K",
+                        "--iterations",
+                        "512",
+                        "--buffer",
+                        "8M",
+                        "--verify",
+                        "--connect-timeout",
+                        "60",
+                        "--test-timeout",
+                        "100"));
+        int clientExit = HostProcesses.waitFor(client, 120, TimeUnit.SECONDS, "client");
+        int serverExit = HostProcesses.waitFor(server, 20, TimeUnit.SECONDS, "server");
+        String clientOut = processes.output("client");
+        String serverOut = processes.output("server");
+        assertThat(clientExit).as(clientOut).isZero();
+        assertThat(serverExit).as(serverOut).isZero();
+        // 512 x 64 KiB = 32 MiB in 4 rounds of the 8 MiB buffer, each checked by the server.
+        assertThat(clientOut)
+                .contains("RDMA_Write BW Test", "local address:", "remote address:", "QPN 0x")
+                .contains("intact")
+                .contains("verify: 33554432 bytes byte-exact")
+                .containsPattern(" 65536\\s+512\\s+\\d+\\.\\d+");
+        assertThat(serverOut)
+                .contains("waiting for a client on 127.0.0.1:" + oob)
+                .contains("verify: 33554432 bytes written by the client, byte-exact");
+    }
+
+    @Test
+    void aClientWithoutAServerFailsWithinItsTimeout() {
+        long start = System.nanoTime();
+        int exit = runHere(
+                "host", "--client",
+                "--underlay", IP + ":0",
+                "--eni-ip", "10.9.0.2",
+                "--peer-eni-ip", "10.9.0.1",
+                "--peer-underlay", IP + ":9",
+                "--oob-port", "9",
+                "--connect-timeout", "1");
+        assertThat(exit).isEqualTo(3);
+        assertThat(err.toString()).contains("cannot reach the server's out-of-band port 127.0.0.1:9 within 1 s");
+        assertThat(System.nanoTime() - start).isLessThan(TimeUnit.SECONDS.toNanos(15));
+    }
+
+    @Test
+    void badArgumentsAreUsageErrors() {
+        assertThat(runHere("host", "--server", "--client")).isEqualTo(2);
+        assertThat(err.toString()).contains("say --server or --client");
+        assertThat(runHere("host", "--server", "--eni-ip", "10.0.0.1")).isEqualTo(2);
+        assertThat(err.toString()).contains("--underlay is required");
+        assertThat(runHere(
+                        "host",
+                        "--client",
+                        "--underlay",
+                        "127.0.0.1:0",
+                        "--eni-ip",
+                        "10.0.0.1",
+                        "--peer-eni-ip",
+                        "10.0.0.2",
+                        "--peer-underlay",
+                        "127.0.0.1:1",
+                        "--test",
+                        "nope"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("unknown test nope");
+        assertThat(runHere(
+                        "host",
+                        "--client",
+                        "--underlay",
+                        "127.0.0.1",
+                        "--eni-ip",
+                        "10.0.0.1",
+                        "--peer-eni-ip",
+                        "10.0.0.2",
+                        "--peer-underlay",
+                        "127.0.0.1:1"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("bad address");
+        assertThat(runHere(
+                        "host",
+                        "--client",
+                        "--underlay",
+                        "127.0.0.1:0",
+                        "--eni-ip",
+                        "10.0.0.1",
+                        "--peer-eni-ip",
+                        "10.0.0.2",
+                        "--peer-underlay",
+                        "127.0.0.1:1",
+                        "--loss",
+                        "1.5"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--loss must be in [0, 1)");
+    }
+
+    @Test
+    void theControlPlaneSubcommandsStayUnderHost() {
+        assertThat(runHere("host", "--help")).isZero();
+        assertThat(out.toString()).contains("--server", "--client", "--peer-underlay", "create", "list", "delete");
+    }
+}
