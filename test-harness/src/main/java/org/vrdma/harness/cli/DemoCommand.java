@@ -132,7 +132,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         PerftestSuite.printBandwidth(out, "RDMA_Read BW Test (" + label + ")", reads);
         TransportCounters after = lab.transportCounters();
-        TransportCounters delta = minus(after, before);
+        TransportCounters delta = after.since(before);
         long losses = (lab instanceof RealTimeTwoHostLab rt ? rt.injectedLosses() : 0) - lossesBefore;
         PerftestSuite.printCounters(out, delta, losses, lab.ecnMarks() - marksBefore);
         out.flush();
@@ -142,19 +142,5 @@ final class DemoCommand implements Callable<Integer> {
         long budgetBytes = quick ? 4L << 20 : 64L << 20;
         long maxIterations = quick ? 500 : 10_000;
         return Math.max(50, Math.min(maxIterations, budgetBytes / sizeBytes));
-    }
-
-    private static TransportCounters minus(TransportCounters a, TransportCounters b) {
-        TransportCounters d = new TransportCounters();
-        d.txPackets = a.txPackets - b.txPackets;
-        d.rxPackets = a.rxPackets - b.rxPackets;
-        d.retransmittedPackets = a.retransmittedPackets - b.retransmittedPackets;
-        d.timeouts = a.timeouts - b.timeouts;
-        d.seqNaksSent = a.seqNaksSent - b.seqNaksSent;
-        d.duplicateRequests = a.duplicateRequests - b.duplicateRequests;
-        d.outOfSequence = a.outOfSequence - b.outOfSequence;
-        d.cnpsSent = a.cnpsSent - b.cnpsSent;
-        d.ecnMarked = a.ecnMarked - b.ecnMarked;
-        return d;
     }
 }

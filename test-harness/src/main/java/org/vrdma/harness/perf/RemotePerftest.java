@@ -228,7 +228,7 @@ public final class RemotePerftest {
         }
         channel.send(OobLine.of("DONE"));
         channel.expect("BYE", timeoutMs);
-        TransportCounters delta = minus(host.transportCounters(), before);
+        TransportCounters delta = host.transportCounters().since(before);
         long losses = host.injectedLosses() - lossesBefore;
         result = new Result(
                 r,
@@ -471,7 +471,7 @@ public final class RemotePerftest {
                         throw new TestFailure("SEND latency responder failed: " + latency.failure());
                     }
                     channel.send(OobLine.of("BYE"));
-                    TransportCounters delta = minus(host.transportCounters(), before);
+                    TransportCounters delta = host.transportCounters().since(before);
                     if (r.verify() && r.test() == Test.WRITE_BW) {
                         out.println(
                                 intact
@@ -490,19 +490,5 @@ public final class RemotePerftest {
                 default -> throw new OobException("unexpected message from the client: " + m);
             }
         }
-    }
-
-    static TransportCounters minus(TransportCounters a, TransportCounters b) {
-        TransportCounters d = new TransportCounters();
-        d.txPackets = a.txPackets - b.txPackets;
-        d.rxPackets = a.rxPackets - b.rxPackets;
-        d.retransmittedPackets = a.retransmittedPackets - b.retransmittedPackets;
-        d.timeouts = a.timeouts - b.timeouts;
-        d.seqNaksSent = a.seqNaksSent - b.seqNaksSent;
-        d.duplicateRequests = a.duplicateRequests - b.duplicateRequests;
-        d.outOfSequence = a.outOfSequence - b.outOfSequence;
-        d.cnpsSent = a.cnpsSent - b.cnpsSent;
-        d.ecnMarked = a.ecnMarked - b.ecnMarked;
-        return d;
     }
 }

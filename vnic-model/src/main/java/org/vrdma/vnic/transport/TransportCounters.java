@@ -54,32 +54,43 @@ public final class TransportCounters {
 
     /** Adds every counter of this to {@code sum}. */
     public void addTo(final TransportCounters sum) {
-        sum.txPackets += txPackets;
-        sum.txBytes += txBytes;
-        sum.rxPackets += rxPackets;
-        sum.rxBytes += rxBytes;
-        sum.txAcks += txAcks;
-        sum.rxAcks += rxAcks;
-        sum.retransmittedPackets += retransmittedPackets;
-        sum.timeouts += timeouts;
-        sum.seqNaksSent += seqNaksSent;
-        sum.seqNaksReceived += seqNaksReceived;
-        sum.rnrNaksSent += rnrNaksSent;
-        sum.rnrNaksReceived += rnrNaksReceived;
-        sum.accessNaksSent += accessNaksSent;
-        sum.accessNaksReceived += accessNaksReceived;
-        sum.invalidRequestNaksSent += invalidRequestNaksSent;
-        sum.invalidRequestNaksReceived += invalidRequestNaksReceived;
-        sum.remoteOpNaksSent += remoteOpNaksSent;
-        sum.remoteOpNaksReceived += remoteOpNaksReceived;
-        sum.duplicateRequests += duplicateRequests;
-        sum.outOfSequence += outOfSequence;
-        sum.outOfOrderPlaced += outOfOrderPlaced;
-        sum.cnpsSent += cnpsSent;
-        sum.cnpsReceived += cnpsReceived;
-        sum.ecnMarked += ecnMarked;
-        sum.droppedPackets += droppedPackets;
-        sum.udNoReceiveDrops += udNoReceiveDrops;
+        accumulate(sum, 1);
+    }
+
+    /** What was counted since {@code earlier}, a snapshot of the same counters. */
+    public TransportCounters since(final TransportCounters earlier) {
+        final TransportCounters delta = snapshot();
+        earlier.accumulate(delta, -1);
+        return delta;
+    }
+
+    private void accumulate(final TransportCounters sum, final int sign) {
+        sum.txPackets += sign * txPackets;
+        sum.txBytes += sign * txBytes;
+        sum.rxPackets += sign * rxPackets;
+        sum.rxBytes += sign * rxBytes;
+        sum.txAcks += sign * txAcks;
+        sum.rxAcks += sign * rxAcks;
+        sum.retransmittedPackets += sign * retransmittedPackets;
+        sum.timeouts += sign * timeouts;
+        sum.seqNaksSent += sign * seqNaksSent;
+        sum.seqNaksReceived += sign * seqNaksReceived;
+        sum.rnrNaksSent += sign * rnrNaksSent;
+        sum.rnrNaksReceived += sign * rnrNaksReceived;
+        sum.accessNaksSent += sign * accessNaksSent;
+        sum.accessNaksReceived += sign * accessNaksReceived;
+        sum.invalidRequestNaksSent += sign * invalidRequestNaksSent;
+        sum.invalidRequestNaksReceived += sign * invalidRequestNaksReceived;
+        sum.remoteOpNaksSent += sign * remoteOpNaksSent;
+        sum.remoteOpNaksReceived += sign * remoteOpNaksReceived;
+        sum.duplicateRequests += sign * duplicateRequests;
+        sum.outOfSequence += sign * outOfSequence;
+        sum.outOfOrderPlaced += sign * outOfOrderPlaced;
+        sum.cnpsSent += sign * cnpsSent;
+        sum.cnpsReceived += sign * cnpsReceived;
+        sum.ecnMarked += sign * ecnMarked;
+        sum.droppedPackets += sign * droppedPackets;
+        sum.udNoReceiveDrops += sign * udNoReceiveDrops;
     }
 
     @Override
