@@ -63,6 +63,13 @@ final class BenchCommand implements Callable<Integer> {
             description = "RDMA WRITEs outstanding in the bandwidth run; default ${DEFAULT-VALUE}.")
     int txDepth;
 
+    @Option(
+            names = "--window",
+            defaultValue = "0",
+            description = "TX window per QP in bytes, 0 for the real-time profile's (one BDP of 100 Gbit/s x 10 us);"
+                    + " default ${DEFAULT-VALUE}.")
+    long windowBytes;
+
     @Override
     public Integer call() throws Exception {
         if (!(durationSeconds > 0 && durationSeconds <= 600)) {
@@ -75,6 +82,9 @@ final class BenchCommand implements Callable<Integer> {
         if (txDepth < 1 || txDepth > 1024) {
             throw new ParameterException(spec.commandLine(), "--tx-depth must be 1..1024");
         }
+        if (windowBytes < 0) {
+            throw new ParameterException(spec.commandLine(), "--window must be >= 0");
+        }
         PrintWriter out = spec.commandLine().getOut();
         long durationNs = (long) (durationSeconds * 1e9);
         long warmupNs = Math.max(durationNs / 4, 1_000_000);
@@ -85,11 +95,14 @@ final class BenchCommand implements Callable<Integer> {
         TransportCounters counters;
         String labLine;
         String transport;
-        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(RealTimeProfile.transport(), BUFFER_BYTES)) {
+        try (RealTimeTwoHostLab lab =
+                new RealTimeTwoHostLab(RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
                     + onOff(lab.hostA().groActive());
             out.println("vrdma bench: " + labLine);
+            out.println("RC, MTU 4096, selective repeat, tx depth " + txDepth + ", window "
+                    + RealTimeProfile.transport().withWindowBytes(windowBytes).effectiveWindowBytes() + " B");
             out.flush();
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
