@@ -42,7 +42,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--duration",
             defaultValue = "8",
-            description = "Seconds measured per workload (four workloads, plus warm-ups); default ${DEFAULT-VALUE}.")
+            description =
+                    "Seconds measured per workload (four workloads, each after a warm-up of half that); default ${DEFAULT-VALUE}.")
     double durationSeconds;
 
     @Option(
@@ -87,7 +88,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         long durationNs = (long) (durationSeconds * 1e9);
-        long warmupNs = Math.max(durationNs / 4, 1_000_000);
+        long warmupNs = Math.max(durationNs / 2, 1_000_000);
 
         long rcvbufErrorsBefore = udpRcvbufErrors();
         BandwidthRow rdmaBw;
@@ -95,6 +96,8 @@ final class BenchCommand implements Callable<Integer> {
         TransportCounters counters;
         String labLine;
         String transport;
+        double cpuPerWriteUs;
+        double cpuPerRoundTripUs;
         try (RealTimeTwoHostLab lab =
                 new RealTimeTwoHostLab(RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES)) {
             labLine = lab.describe();
@@ -106,14 +109,18 @@ final class BenchCommand implements Callable<Integer> {
             out.flush();
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
-            // Warm-up (JIT, pools, socket buffers), which also sizes the measured runs to the duration.
-            BandwidthRow warmBw = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, 64);
-            warmBw = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, iterationsFor(warmBw, warmupNs));
-            LatencyRow warmLat = suite.latency(latencySizeBytes, 200);
-            warmLat = suite.latency(latencySizeBytes, latencyIterationsFor(warmLat, warmupNs));
+            // Warm-up (JIT, pools, socket buffers) in growing runs until its time is up; the last
+            // run's pace sizes the measured run to the duration.
+            double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
+            double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
-            rdmaBw = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, iterationsFor(warmBw, durationNs));
-            rdmaLat = suite.latency(latencySizeBytes, latencyIterationsFor(warmLat, durationNs));
+            long cpu0 = loopCpuNs(lab);
+            rdmaBw = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, clamp(durationNs / nsPerWrite, 16, 50_000_000));
+            long cpu1 = loopCpuNs(lab);
+            rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
+            long cpu2 = loopCpuNs(lab);
+            cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
+            cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
             counters = minus(lab.transportCounters(), before);
         }
         long rcvbufErrors = udpRcvbufErrors() - rcvbufErrorsBefore;
@@ -152,6 +159,9 @@ final class BenchCommand implements Callable<Integer> {
                 counters.seqNaksSent,
                 counters.duplicateRequests,
                 rcvbufErrors < 0 ? "n/a" : Long.toString(rcvbufErrors));
+        out.printf(
+                "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
+                cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
         double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
         double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
         out.printf(
@@ -161,14 +171,30 @@ final class BenchCommand implements Callable<Integer> {
         return rdmaBw.intact() ? 0 : 1;
     }
 
-    private long iterationsFor(BandwidthRow probe, long ns) {
-        double bytesPerNs = Math.max(probe.gbps(), 0.01) / 8;
-        return Math.max(16, Math.min(50_000_000L, (long) (bytesPerNs * ns / sizeBytes)));
+    /** CPU time of both hosts' event-loop threads (vSwitch + vNIC + sockets), 0 where unsupported. */
+    private static long loopCpuNs(RealTimeTwoHostLab lab) {
+        java.util.function.Supplier<Long> own =
+                () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
+        return lab.onA(own) + lab.onB(own);
     }
 
-    private static long latencyIterationsFor(LatencyRow probe, long ns) {
-        long roundTripNs = Math.max(1_000, 2 * probe.p50Ns());
-        return Math.max(50, Math.min(MAX_LATENCY_ITERATIONS, ns / roundTripNs));
+    /**
+     * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
+     * the rest of {@code ns}. Returns ns per iteration of the second. (Each latency run leaves its
+     * receives posted on the QPs, so the number of runs stays small.)
+     */
+    private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
+        long start = System.nanoTime();
+        run.accept(first);
+        long elapsed = System.nanoTime() - start;
+        long n = clamp((double) Math.max(ns - elapsed, ns / 4) * first / Math.max(1, elapsed), first, 50_000_000L);
+        long t0 = System.nanoTime();
+        run.accept(n);
+        return (double) (System.nanoTime() - t0) / n;
+    }
+
+    private static long clamp(double v, long min, long max) {
+        return Math.max(min, Math.min(max, (long) v));
     }
 
     private static void latencyLine(PrintWriter out, String label, long rdmaNs, long tcpNs) {
