@@ -109,13 +109,12 @@ final class BenchCommand implements Callable<Integer> {
             out.flush();
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
-            // Warm-up (JIT, pools, socket buffers) in growing runs until its time is up; the last
-            // run's pace sizes the measured run to the duration.
+            // Warm-up (JIT, pools, socket buffers); its pace sizes the measured runs.
             double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpu0 = loopCpuNs(lab);
-            rdmaBw = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, clamp(durationNs / nsPerWrite, 16, 50_000_000));
+            rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
             long cpu1 = loopCpuNs(lab);
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
             long cpu2 = loopCpuNs(lab);
@@ -176,6 +175,33 @@ final class BenchCommand implements Callable<Integer> {
         java.util.function.Supplier<Long> own =
                 () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
         return lab.onA(own) + lab.onB(own);
+    }
+
+    /**
+     * WRITE runs until {@code durationNs} have passed (at most 16 runs, each sized by the pace of
+     * the previous one), as one row: the rate is bytes over the runs' own elapsed times.
+     */
+    private BandwidthRow measureBandwidth(PerftestSuite suite, double nsPerWrite, long durationNs) {
+        long start = System.nanoTime();
+        long iterations = 0;
+        double elapsedNs = 0;
+        boolean intact = true;
+        double pace = nsPerWrite;
+        for (int run = 0; run < 16; run++) {
+            long left = durationNs - (System.nanoTime() - start);
+            if (left <= 0) {
+                break;
+            }
+            BandwidthRow r = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, clamp(left / pace, 16, 50_000_000));
+            double ns = r.gbps() > 0 ? r.iterations() * (double) sizeBytes * 8 / r.gbps() : 0;
+            iterations += r.iterations();
+            elapsedNs += ns;
+            intact &= r.intact();
+            pace = Math.max(1, ns / r.iterations());
+        }
+        double gbps = elapsedNs > 0 ? iterations * (double) sizeBytes * 8 / elapsedNs : 0;
+        double mpps = elapsedNs > 0 ? iterations * 1e3 / elapsedNs : 0;
+        return new BandwidthRow(WrOpcode.RDMA_WRITE, sizeBytes, iterations, gbps, mpps, intact);
     }
 
     /**
