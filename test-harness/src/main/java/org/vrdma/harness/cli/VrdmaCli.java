@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
         description = "Virtualized RDMA device emulator: RoCEv2 verbs over a Geneve VPC overlay on lossy UDP.",
         subcommands = {
             DemoCommand.class,
+            BenchCommand.class,
             LinkCommand.class,
             CcCompareCommand.class,
             UpCommand.class,

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.collection.LongObjectHashMap;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -43,11 +44,12 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private final boolean gso;
     private final boolean gro;
     private final LongObjectHashMap<InetSocketAddress> addresses = new LongObjectHashMap<>();
-    private final Runnable flushTask = this::flushNow;
+    private final Runnable flushTask = this::flushTask;
     private DatagramChannel channel;
     private ByteBufAllocator allocator;
     private VSwitch vswitch;
     private boolean flushScheduled;
+    private boolean flushDeferred;
 
     private ByteBuf batch;
     private long batchDestination;
@@ -148,8 +150,22 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
     }
 
+    private void flushTask() {
+        // Tasks queued behind this flush (completions, timers) often send too: an ACK and the
+        // reply it precedes leave in one system call, and the peer wakes once for both.
+        if (!flushDeferred
+                && channel.eventLoop() instanceof SingleThreadEventExecutor loop
+                && loop.pendingTasks() > 0) {
+            flushDeferred = true;
+            loop.execute(flushTask);
+            return;
+        }
+        flushNow();
+    }
+
     private void flushNow() {
         flushScheduled = false;
+        flushDeferred = false;
         if (batch != null) {
             writeBatch();
         }
@@ -214,7 +230,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        if (flushScheduled || batch != null) {
+        // What the switch sent while reading is flushed by the scheduled flush task, after the
+        // tasks this read queued (completion handlers) have had their turn to send as well.
+        if (!flushScheduled && batch != null) {
             flushNow();
         }
     }

@@ -57,6 +57,7 @@ public final class VSwitchHost implements AutoCloseable {
     static final int SOCKET_BUFFER_BYTES = 4 << 20;
     static final int MAX_DATAGRAM_BYTES = 9216;
     static final int RECEIVE_BUFFER_BYTES = 64 * 1024;
+    static final int MAX_READS_PER_WAKEUP = 64;
 
     private final EventLoop loop;
     private final DatagramChannel channel;
@@ -95,7 +96,13 @@ public final class VSwitchHost implements AutoCloseable {
                 .option(ChannelOption.SO_RCVBUF, SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.SO_SNDBUF, SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(8 << 20, 16 << 20))
-                .option(ChannelOption.RECVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(RECEIVE_BUFFER_BYTES))
+                // Read until the socket is empty (up to 64 reads per wake-up), not only while buffers fill:
+                // datagrams rarely fill one, and stopping after each costs an epoll_wait per datagram.
+                .option(
+                        ChannelOption.RECVBUF_ALLOCATOR,
+                        new FixedRecvByteBufAllocator(RECEIVE_BUFFER_BYTES)
+                                .respectMaybeMoreData(false)
+                                .maxMessagesPerRead(MAX_READS_PER_WAKEUP))
                 .handler(underlay);
         if (epoll && !groWanted) {
             // recvmmsg: several datagrams per system call, as slices of one receive buffer.

@@ -1,0 +1,298 @@
+package org.vrdma.harness.cli;
+
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.internal.PlatformDependent;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.vrdma.harness.perf.PerftestSuite;
+import org.vrdma.harness.perf.PerftestSuite.BandwidthRow;
+import org.vrdma.harness.perf.PerftestSuite.LatencyRow;
+import org.vrdma.harness.perf.RealTimeProfile;
+import org.vrdma.harness.perf.RealTimeTwoHostLab;
+import org.vrdma.harness.perf.TcpBaseline;
+import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.TransportCounters;
+import org.vrdma.vnic.verbs.WrOpcode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * vRDMA against kernel TCP in one run on this machine: RDMA WRITE bandwidth (one RC QP) and SEND
+ * latency over the real-time two-host lab, then the same two workloads over a TCP socket pair on
+ * 127.0.0.1, and the ratios. Absolute figures vary between machines; the ratios are what compare.
+ */
+@Command(
+        name = "bench",
+        description = "Benchmark vRDMA (WRITE bandwidth, SEND latency) against kernel TCP on 127.0.0.1 in one run.")
+final class BenchCommand implements Callable<Integer> {
+    private static final int BUFFER_BYTES = 2 << 20;
+    private static final long MAX_LATENCY_ITERATIONS = 5_000_000;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--duration",
+            defaultValue = "8",
+            description =
+                    "Seconds measured per workload (four workloads, each after a warm-up of half that); default ${DEFAULT-VALUE}.")
+    double durationSeconds;
+
+    @Option(
+            names = "--size",
+            defaultValue = "65536",
+            description = "Bytes per RDMA WRITE and per TCP write in the bandwidth runs; default ${DEFAULT-VALUE}.")
+    int sizeBytes;
+
+    @Option(
+            names = "--latency-size",
+            defaultValue = "64",
+            description = "Bytes per message in the latency runs; default ${DEFAULT-VALUE}.")
+    int latencySizeBytes;
+
+    @Option(
+            names = "--tx-depth",
+            defaultValue = "64",
+            description = "RDMA WRITEs outstanding in the bandwidth run; default ${DEFAULT-VALUE}.")
+    int txDepth;
+
+    @Option(
+            names = "--window",
+            defaultValue = "0",
+            description = "TX window per QP in bytes, 0 for the real-time profile's (one BDP of 100 Gbit/s x 10 us);"
+                    + " default ${DEFAULT-VALUE}.")
+    long windowBytes;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!(durationSeconds > 0 && durationSeconds <= 600)) {
+            throw new ParameterException(spec.commandLine(), "--duration must be in (0, 600] seconds");
+        }
+        if (sizeBytes < 1 || sizeBytes > BUFFER_BYTES / 2 || latencySizeBytes < 1 || latencySizeBytes > 4096) {
+            throw new ParameterException(
+                    spec.commandLine(), "--size must be 1.." + BUFFER_BYTES / 2 + ", --latency-size 1..4096");
+        }
+        if (txDepth < 1 || txDepth > 1024) {
+            throw new ParameterException(spec.commandLine(), "--tx-depth must be 1..1024");
+        }
+        if (windowBytes < 0) {
+            throw new ParameterException(spec.commandLine(), "--window must be >= 0");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        long durationNs = (long) (durationSeconds * 1e9);
+        long warmupNs = Math.max(durationNs / 2, 1_000_000);
+
+        long rcvbufErrorsBefore = udpRcvbufErrors();
+        BandwidthRow rdmaBw;
+        LatencyRow rdmaLat;
+        TransportCounters counters;
+        String labLine;
+        String transport;
+        double cpuPerWriteUs;
+        double cpuPerRoundTripUs;
+        try (RealTimeTwoHostLab lab =
+                new RealTimeTwoHostLab(RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES)) {
+            labLine = lab.describe();
+            transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
+                    + onOff(lab.hostA().groActive());
+            out.println("vrdma bench: " + labLine);
+            out.println("RC, MTU 4096, selective repeat, tx depth " + txDepth + ", window "
+                    + RealTimeProfile.transport().withWindowBytes(windowBytes).effectiveWindowBytes() + " B");
+            out.flush();
+            PerftestSuite suite = new PerftestSuite(
+                    lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
+            // Warm-up (JIT, pools, socket buffers); its pace sizes the measured runs.
+            double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
+            double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
+            TransportCounters before = lab.transportCounters();
+            long cpu0 = loopCpuNs(lab);
+            rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
+            long cpu1 = loopCpuNs(lab);
+            rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
+            long cpu2 = loopCpuNs(lab);
+            cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
+            cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
+            counters = minus(lab.transportCounters(), before);
+        }
+        long rcvbufErrors = udpRcvbufErrors() - rcvbufErrorsBefore;
+
+        TcpBaseline.bandwidth(sizeBytes, warmupNs);
+        TcpBaseline.Bandwidth tcpBw = TcpBaseline.bandwidth(sizeBytes, durationNs);
+        TcpBaseline.Latency tcpLat = TcpBaseline.latency(latencySizeBytes, 2_000, durationNs, MAX_LATENCY_ITERATIONS);
+
+        out.println();
+        out.println("machine: " + machine(transport));
+        out.println();
+        out.printf("%-44s %14s %14s %12s%n", "workload", "vRDMA", "kernel TCP", "vRDMA/TCP");
+        out.printf(
+                "%-44s %14.2f %14.2f %12.2f%n",
+                "bandwidth, 1 stream, " + sizeBytes + " B messages [Gbit/s]",
+                rdmaBw.gbps(),
+                tcpBw.gbps(),
+                ratio(rdmaBw.gbps(), tcpBw.gbps()));
+        latencyLine(out, "latency p50, " + latencySizeBytes + " B, half RTT [us]", rdmaLat.p50Ns(), tcpLat.p50Ns());
+        latencyLine(out, "latency p99 [us]", rdmaLat.p99Ns(), tcpLat.p99Ns());
+        latencyLine(out, "latency p99.9 [us]", rdmaLat.p999Ns(), tcpLat.p999Ns());
+        out.println();
+        out.printf(
+                "runs: vRDMA %d WRITEs (%s), %d round trips; TCP %d MB streamed, %d round trips%n",
+                rdmaBw.iterations(),
+                rdmaBw.intact() ? "data intact" : "DATA CORRUPT",
+                rdmaLat.iterations(),
+                tcpBw.bytes() >> 20,
+                tcpLat.iterations());
+        out.printf(
+                "vRDMA transport: tx %d pkts, retransmitted %d, timeouts %d, NAK seq %d, duplicates %d;"
+                        + " UDP receive-buffer errors (host-wide) %s%n",
+                counters.txPackets,
+                counters.retransmittedPackets,
+                counters.timeouts,
+                counters.seqNaksSent,
+                counters.duplicateRequests,
+                rcvbufErrors < 0 ? "n/a" : Long.toString(rcvbufErrors));
+        out.printf(
+                "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
+                cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
+        double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
+        double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
+        out.printf(
+                "targets: bandwidth >= 2.00x TCP: %.2fx %s; latency p50 <= 1.00x TCP: %.2fx %s%n",
+                bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
+        out.flush();
+        return rdmaBw.intact() ? 0 : 1;
+    }
+
+    /** CPU time of both hosts' event-loop threads (vSwitch + vNIC + sockets), 0 where unsupported. */
+    private static long loopCpuNs(RealTimeTwoHostLab lab) {
+        java.util.function.Supplier<Long> own =
+                () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
+        return lab.onA(own) + lab.onB(own);
+    }
+
+    /**
+     * WRITE runs until {@code durationNs} have passed (at most 16 runs, each sized by the pace of
+     * the previous one), as one row: the rate is bytes over the runs' own elapsed times.
+     */
+    private BandwidthRow measureBandwidth(PerftestSuite suite, double nsPerWrite, long durationNs) {
+        long start = System.nanoTime();
+        long iterations = 0;
+        double elapsedNs = 0;
+        boolean intact = true;
+        double pace = nsPerWrite;
+        for (int run = 0; run < 16; run++) {
+            long left = durationNs - (System.nanoTime() - start);
+            if (left <= 0) {
+                break;
+            }
+            BandwidthRow r = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, clamp(left / pace, 16, 50_000_000));
+            double ns = r.gbps() > 0 ? r.iterations() * (double) sizeBytes * 8 / r.gbps() : 0;
+            iterations += r.iterations();
+            elapsedNs += ns;
+            intact &= r.intact();
+            pace = Math.max(1, ns / r.iterations());
+        }
+        double gbps = elapsedNs > 0 ? iterations * (double) sizeBytes * 8 / elapsedNs : 0;
+        double mpps = elapsedNs > 0 ? iterations * 1e3 / elapsedNs : 0;
+        return new BandwidthRow(WrOpcode.RDMA_WRITE, sizeBytes, iterations, gbps, mpps, intact);
+    }
+
+    /**
+     * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
+     * the rest of {@code ns}. Returns ns per iteration of the second. (Each latency run leaves its
+     * receives posted on the QPs, so the number of runs stays small.)
+     */
+    private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
+        long start = System.nanoTime();
+        run.accept(first);
+        long elapsed = System.nanoTime() - start;
+        long n = clamp((double) Math.max(ns - elapsed, ns / 4) * first / Math.max(1, elapsed), first, 50_000_000L);
+        long t0 = System.nanoTime();
+        run.accept(n);
+        return (double) (System.nanoTime() - t0) / n;
+    }
+
+    private static long clamp(double v, long min, long max) {
+        return Math.max(min, Math.min(max, (long) v));
+    }
+
+    private static void latencyLine(PrintWriter out, String label, long rdmaNs, long tcpNs) {
+        out.printf("%-44s %14.2f %14.2f %12.2f%n", label, rdmaNs / 1e3, tcpNs / 1e3, ratio(rdmaNs, tcpNs));
+    }
+
+    private static double ratio(double a, double b) {
+        return b <= 0 ? Double.NaN : a / b;
+    }
+
+    private static String onOff(boolean b) {
+        return b ? "on" : "off";
+    }
+
+    static String machine(String transport) {
+        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        return String.format(
+                "%d cores (%s); %s %s; %s %s; Netty %s; Unsafe %s; leak detection %s; load average %.2f",
+                Runtime.getRuntime().availableProcessors(),
+                cpuModel(),
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.runtime.version"),
+                System.getProperty("os.name"),
+                System.getProperty("os.version"),
+                transport,
+                PlatformDependent.hasUnsafe() ? "on" : "off",
+                ResourceLeakDetector.getLevel().name().toLowerCase(java.util.Locale.ROOT),
+                load);
+    }
+
+    private static String cpuModel() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/cpuinfo"));
+            for (String l : lines) {
+                if (l.startsWith("model name")) {
+                    return l.substring(l.indexOf(':') + 1).trim();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux, or not readable
+        }
+        return "unknown CPU";
+    }
+
+    /** The kernel's UDP RcvbufErrors counter, or -1 where there is none. */
+    static long udpRcvbufErrors() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/net/snmp"));
+            for (int i = 0; i + 1 < lines.size(); i++) {
+                if (lines.get(i).startsWith("Udp:") && lines.get(i + 1).startsWith("Udp:")) {
+                    String[] names = lines.get(i).split("\\s+");
+                    String[] values = lines.get(i + 1).split("\\s+");
+                    for (int k = 0; k < names.length && k < values.length; k++) {
+                        if (names[k].equals("RcvbufErrors")) {
+                            return Long.parseLong(values[k]);
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return -1;
+    }
+
+    private static TransportCounters minus(TransportCounters a, TransportCounters b) {
+        TransportCounters d = new TransportCounters();
+        d.txPackets = a.txPackets - b.txPackets;
+        d.retransmittedPackets = a.retransmittedPackets - b.retransmittedPackets;
+        d.timeouts = a.timeouts - b.timeouts;
+        d.seqNaksSent = a.seqNaksSent - b.seqNaksSent;
+        d.duplicateRequests = a.duplicateRequests - b.duplicateRequests;
+        return d;
+    }
+}

@@ -1,0 +1,177 @@
+package org.vrdma.harness.perf;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The kernel TCP baseline on 127.0.0.1: a plain Java socket pair (blocking {@link SocketChannel}s
+ * with direct buffers, so the JVM adds no copy of its own). A bulk stream of fixed-size writes
+ * measures single-stream bandwidth; a ping-pong with {@code TCP_NODELAY} measures half round-trip
+ * latency, as {@code sockperf ping-pong} does.
+ */
+public final class TcpBaseline {
+    /** Bytes the receiver counted over the time between the first write and the last byte read. */
+    public record Bandwidth(long bytes, long elapsedNs) {
+        public double gbps() {
+            return elapsedNs <= 0 ? 0 : bytes * 8.0 / elapsedNs;
+        }
+    }
+
+    /** Half round-trip latencies in ns. */
+    public record Latency(long iterations, long p50Ns, long p99Ns, long p999Ns, long maxNs) {}
+
+    private TcpBaseline() {}
+
+    /** Streams {@code writeBytes}-byte writes for {@code durationNs}, then closes the stream. */
+    public static Bandwidth bandwidth(int writeBytes, long durationNs) {
+        try (Pair pair = Pair.open()) {
+            AtomicLong received = new AtomicLong();
+            AtomicLong lastByteNs = new AtomicLong();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread reader = Thread.ofPlatform().name("tcp-bw-reader").start(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(256 * 1024);
+                long total = 0;
+                try {
+                    int n;
+                    while ((n = pair.server.read(buf.clear())) >= 0) {
+                        total += n;
+                    }
+                } catch (IOException e) {
+                    failure.set(e);
+                }
+                lastByteNs.set(System.nanoTime());
+                received.set(total);
+            });
+            ByteBuffer chunk = ByteBuffer.allocateDirect(writeBytes);
+            long start = System.nanoTime();
+            long deadline = start + durationNs;
+            while (System.nanoTime() - deadline < 0) {
+                chunk.clear();
+                while (chunk.hasRemaining()) {
+                    pair.client.write(chunk);
+                }
+            }
+            pair.client.shutdownOutput();
+            join(reader);
+            if (failure.get() != null) {
+                throw new IllegalStateException("TCP reader failed", failure.get());
+            }
+            return new Bandwidth(received.get(), lastByteNs.get() - start);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A {@code sizeBytes} ping-pong: {@code warmupIterations} unrecorded round trips, then recorded
+     * ones until {@code durationNs} passes or {@code maxIterations} are done.
+     */
+    public static Latency latency(int sizeBytes, long warmupIterations, long durationNs, long maxIterations) {
+        try (Pair pair = Pair.open()) {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread echo = Thread.ofPlatform().name("tcp-lat-echo").start(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(sizeBytes);
+                try {
+                    while (readFully(pair.server, buf.clear())) {
+                        buf.flip();
+                        while (buf.hasRemaining()) {
+                            pair.server.write(buf);
+                        }
+                    }
+                } catch (IOException e) {
+                    failure.set(e);
+                }
+            });
+            ByteBuffer out = ByteBuffer.allocateDirect(sizeBytes);
+            ByteBuffer in = ByteBuffer.allocateDirect(sizeBytes);
+            Histogram histogram = new Histogram(3_600_000_000_000L, 3);
+            for (long i = 0; i < warmupIterations; i++) {
+                roundTrip(pair.client, out, in);
+            }
+            long deadline = System.nanoTime() + durationNs;
+            long done = 0;
+            while (done < maxIterations && System.nanoTime() - deadline < 0) {
+                long t0 = System.nanoTime();
+                roundTrip(pair.client, out, in);
+                histogram.recordValue((System.nanoTime() - t0) / 2);
+                done++;
+            }
+            pair.client.shutdownOutput();
+            join(echo);
+            if (failure.get() != null) {
+                throw new IllegalStateException("TCP echo failed", failure.get());
+            }
+            return new Latency(
+                    done,
+                    histogram.getValueAtPercentile(50),
+                    histogram.getValueAtPercentile(99),
+                    histogram.getValueAtPercentile(99.9),
+                    histogram.getMaxValue());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void roundTrip(SocketChannel ch, ByteBuffer out, ByteBuffer in) throws IOException {
+        out.clear();
+        while (out.hasRemaining()) {
+            ch.write(out);
+        }
+        if (!readFully(ch, in.clear())) {
+            throw new IOException("peer closed during the ping-pong");
+        }
+    }
+
+    private static boolean readFully(SocketChannel ch, ByteBuffer buf) throws IOException {
+        while (buf.hasRemaining()) {
+            if (ch.read(buf) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(30_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        if (t.isAlive()) {
+            throw new IllegalStateException(t.getName() + " did not finish in 30 s");
+        }
+    }
+
+    /** A connected pair of TCP sockets on 127.0.0.1 with TCP_NODELAY. */
+    private record Pair(SocketChannel client, SocketChannel server) implements AutoCloseable {
+        static Pair open() throws IOException {
+            try (ServerSocketChannel listener = ServerSocketChannel.open()) {
+                listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                SocketChannel client = SocketChannel.open(listener.getLocalAddress());
+                SocketChannel server = listener.accept();
+                client.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                server.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                return new Pair(client, server);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                client.close();
+            } finally {
+                server.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package org.vrdma.harness.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class BenchCommandTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine cli = new CommandLine(new VrdmaCli());
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        return cli.execute(args);
+    }
+
+    @Test
+    void printsBothSidesTheRatiosAndTheMachine() {
+        assertThat(run("bench", "--duration", "0.05", "--size", "8192")).isZero();
+        String text = out.toString();
+        assertThat(text).contains("vrdma bench: real time: 2 hosts in this process");
+        assertThat(text).containsPattern("machine: \\d+ cores .*Netty (EPOLL|NIO), GSO (on|off), GRO (on|off)");
+        assertThat(text).contains("workload", "vRDMA", "kernel TCP", "vRDMA/TCP");
+        assertThat(text)
+                .containsPattern("bandwidth, 1 stream, 8192 B messages \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).containsPattern("latency p50, 64 B, half RTT \\[us\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).contains("latency p99 [us]", "latency p99.9 [us]");
+        assertThat(text).contains("data intact").doesNotContain("CORRUPT");
+        assertThat(text).containsPattern("targets: bandwidth >= 2.00x TCP: [0-9.]+x (met|NOT met)");
+    }
+
+    @Test
+    void rejectsBadOptions() {
+        assertThat(run("bench", "--duration", "0")).isEqualTo(2);
+        assertThat(run("bench", "--size", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--duration", "--size");
+    }
+
+    @Test
+    void helpListsBench() {
+        assertThat(run("--help")).isZero();
+        assertThat(out.toString()).contains("bench");
+    }
+}
