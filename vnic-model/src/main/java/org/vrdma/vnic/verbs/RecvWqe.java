@@ -56,33 +56,11 @@ final class RecvWqe {
 
     /** Writes {@code len} bytes of {@code src} from {@code srcIndex} at message offset {@code msgOffset}. */
     void scatter(long msgOffset, final ByteBuf src, int srcIndex, int len) {
-        for (int i = 0; i < numSge && len > 0; i++) {
-            final int sl = length[i];
-            if (msgOffset >= sl) {
-                msgOffset -= sl;
-                continue;
-            }
-            final int chunk = (int) Math.min(len, sl - msgOffset);
-            mr[i].backing().write(offset[i] + msgOffset, src, srcIndex, chunk);
-            srcIndex += chunk;
-            len -= chunk;
-            msgOffset = 0;
-        }
+        Scatter.write(mr, offset, length, numSge, msgOffset, src, srcIndex, len);
     }
 
     /** Writes {@code len} bytes of {@code src} from {@code srcIndex} at message offset {@code msgOffset}. */
     void scatter(long msgOffset, final byte[] src, int srcIndex, int len) {
-        for (int i = 0; i < numSge && len > 0; i++) {
-            final int sl = length[i];
-            if (msgOffset >= sl) {
-                msgOffset -= sl;
-                continue;
-            }
-            final int chunk = (int) Math.min(len, sl - msgOffset);
-            mr[i].backing().write(offset[i] + msgOffset, src, srcIndex, chunk);
-            srcIndex += chunk;
-            len -= chunk;
-            msgOffset = 0;
-        }
+        Scatter.write(mr, offset, length, numSge, msgOffset, src, srcIndex, len);
     }
 }

@@ -73,17 +73,6 @@ final class SendWqe {
 
     /** Writes {@code len} bytes of {@code src} at {@code srcIndex} to message offset {@code msgOffset}. */
     void scatter(long msgOffset, final ByteBuf src, int srcIndex, int len) {
-        for (int i = 0; i < numSge && len > 0; i++) {
-            final int sl = length[i];
-            if (msgOffset >= sl) {
-                msgOffset -= sl;
-                continue;
-            }
-            final int chunk = (int) Math.min(len, sl - msgOffset);
-            mr[i].backing().write(offset[i] + msgOffset, src, srcIndex, chunk);
-            srcIndex += chunk;
-            len -= chunk;
-            msgOffset = 0;
-        }
+        Scatter.write(mr, offset, length, numSge, msgOffset, src, srcIndex, len);
     }
 }
