@@ -5,7 +5,6 @@ import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.vrdma.runtime.FaultConfig;
@@ -145,14 +144,7 @@ public final class RealTimeHost implements AutoCloseable {
 
     /** Waits until {@code done} holds or {@code timeoutNs} passes; false on timeout. */
     public boolean await(BooleanSupplier done, long timeoutNs) {
-        long deadline = System.nanoTime() + timeoutNs;
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            LockSupport.parkNanos(200_000);
-        }
-        return true;
+        return RealTimeTwoHostLab.awaitWallClock(done, timeoutNs);
     }
 
     /** Injects faults on this host's uplink: data and control packets leaving it. */

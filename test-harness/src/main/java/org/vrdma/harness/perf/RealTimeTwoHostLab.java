@@ -141,6 +141,11 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
 
     @Override
     public boolean await(BooleanSupplier done, long timeoutNs) {
+        return awaitWallClock(done, timeoutNs);
+    }
+
+    /** Waits in real time, checking {@code done} every 200 µs, for at most {@code timeoutNs}. */
+    public static boolean awaitWallClock(BooleanSupplier done, long timeoutNs) {
         long deadline = System.nanoTime() + timeoutNs;
         while (!done.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {

@@ -26,6 +26,7 @@ import org.vrdma.control.api.Controller;
 import org.vrdma.control.client.ControlClient;
 import org.vrdma.harness.perf.PerftestSuite;
 import org.vrdma.harness.perf.RdmaEndpoint;
+import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.harness.perf.TwoHostLab;
 import org.vrdma.runtime.FaultConfig;
 import org.vrdma.vnic.transport.RecoveryMode;
@@ -246,14 +247,7 @@ class RdmaOverControlPlaneTest {
 
         @Override
         public boolean await(BooleanSupplier done, long timeoutNs) {
-            long deadline = System.nanoTime() + timeoutNs;
-            while (!done.getAsBoolean()) {
-                if (System.nanoTime() - deadline > 0) {
-                    return false;
-                }
-                LockSupport.parkNanos(200_000);
-            }
-            return true;
+            return RealTimeTwoHostLab.awaitWallClock(done, timeoutNs);
         }
 
         @Override
