@@ -7,7 +7,7 @@ package org.vrdma.vswitch.pipeline;
 public enum DropReason {
     /** A frame from an ENI id that is not attached. */
     UNKNOWN_ENI,
-    /** The inner frame is not IPv4 (ARP, IPv6, VLAN-tagged): the overlay carries IPv4 only. */
+    /** The inner frame is not IPv4 (IPv6, VLAN-tagged, other ethertypes): the overlay carries IPv4 only. */
     NOT_IPV4,
     /** Inner Ethernet/IPv4 header truncated, inconsistent, with a bad checksum, or a fragment. */
     MALFORMED_INNER,
@@ -36,7 +36,14 @@ public enum DropReason {
     /** Injected loss (random or burst) on an egress port. */
     INJECTED_LOSS,
     /** A queued packet whose ENI was removed, or a port that was closed. */
-    PORT_REMOVED;
+    PORT_REMOVED,
+    /**
+     * An ARP request for an address with no route in the asking ENI's VPC: the switch answers only
+     * for addresses it routes in that VPC, so nothing is learnt about other VPCs.
+     */
+    ARP_NO_ROUTE,
+    /** ARP the switch does not answer: replies, gratuitous announcements, probes for the ENI's own address. */
+    ARP_IGNORED;
 
     private static final DropReason[] VALUES = values();
 

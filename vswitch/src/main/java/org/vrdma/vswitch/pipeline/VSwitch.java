@@ -72,11 +72,19 @@ public final class VSwitch {
 
     private static final int EPHEMERAL_PORT_BASE = 49152;
 
+    /**
+     * The MAC of the VPC's virtual router: the switch answers every ARP request for a routed VPC
+     * address with it, and rewrites it to the destination ENI's MAC on delivery (locally
+     * administered, "vr").
+     */
+    public static final long ROUTER_MAC = 0x02_76_72_00_00_01L;
+
     private final VSwitchConfig config;
     private final TimerService timers;
     private final ByteBufAllocator allocator;
     private final UnderlayPort underlay;
     private final EgressPort uplink;
+    private final SeededRandoms randoms;
 
     private final IntObjectHashMap<Eni> enis = new IntObjectHashMap<>();
     private final IntObjectHashMap<Vpc> vpcs = new IntObjectHashMap<>();
@@ -84,6 +92,8 @@ public final class VSwitch {
     private final LongObjectHashMap<Host> hosts = new LongObjectHashMap<>();
 
     private final InnerFrame inner = new InnerFrame();
+    private final InnerFrame deliveryPeek = new InnerFrame();
+    private final ArpPacket arp = new ArpPacket();
     private final GeneveHeader geneveTx = new GeneveHeader();
     private final GeneveHeader geneveRx = new GeneveHeader();
     private final GeneveOptionCursor optionCursor = new GeneveOptionCursor();
@@ -102,6 +112,7 @@ public final class VSwitch {
     private long underlayRxBytes;
     private long localDeliveries;
     private long encapsulationCopies;
+    private long arpReplies;
 
     private PacketCapture capture;
     private ByteBuf captureScratch;
@@ -123,11 +134,12 @@ public final class VSwitch {
         }
         this.geneveHeaderBytes = geneveTx.headerLengthBytes();
         this.headroomBytes = UnderlayPort.OUTER_HEADERS_BYTES + geneveHeaderBytes;
+        this.randoms = new SeededRandoms(config.seed());
         this.uplink = new EgressPort(
                 config.name() + ":uplink",
                 timers,
                 config.uplink(),
-                new SeededRandoms(config.seed()),
+                randoms,
                 UnderlayPort.OUTER_HEADERS_BYTES,
                 this::onUplinkDeparture);
     }
@@ -151,6 +163,17 @@ public final class VSwitch {
      * @throws IllegalArgumentException if the id is taken or the address is already routed in the VPC
      */
     public Eni addEni(EniConfig eniConfig, FrameSink sink) {
+        return addEni(eniConfig, sink, null);
+    }
+
+    /**
+     * Attaches an ENI whose RoCEv2 frames go to {@code rdmaSink} (its vNIC) and whose other frames
+     * (TCP/IP, ICMP, the switch's ARP answers) go to {@code ipSink} (e.g. a TAP device).
+     *
+     * @param ipSink null: {@code rdmaSink} receives everything
+     */
+    public Eni addEni(EniConfig eniConfig, FrameSink rdmaSink, FrameSink ipSink) {
+        FrameSink sink = rdmaSink;
         if (enis.containsKey(eniConfig.id())) {
             throw new IllegalArgumentException("ENI id " + eniConfig.id() + " is attached already");
         }
@@ -161,10 +184,14 @@ public final class VSwitch {
         }
         Vpc vpc = vpc(eniConfig.vni());
         Eni eni = new Eni(eniConfig, vpc, sink);
+        eni.ipSink = ipSink;
         eni.egressShaper = new EniShaper(
                 timers, eniConfig.egressQos(), (frame, trafficClass, nowNs) -> onEgressConforming(eni, frame, nowNs));
         eni.ingressShaper = new EniShaper(
-                timers, eniConfig.ingressQos(), (frame, trafficClass, nowNs) -> deliver(eni, frame, nowNs, null));
+                timers,
+                eniConfig.ingressQos(),
+                (frame, trafficClass, nowNs) ->
+                        deliver(eni, frame, nowNs, null, trafficClass == InnerFrame.CLASS_RDMA));
         enis.put(eni.id, eni);
         routes.put(key, new Route(eni, UnderlayAddress.NONE));
         vpc.localEnis++;
@@ -184,7 +211,9 @@ public final class VSwitch {
         }
         routes.remove(routeKey(eni.vni, eni.ipv4));
         eni.vpc.localEnis--;
-        int released = eni.egressShaper.close() + eni.ingressShaper.close();
+        int released = eni.egressShaper.close()
+                + eni.ingressShaper.close()
+                + (eni.deliveryPort == null ? 0 : eni.deliveryPort.close());
         for (int i = 0; i < released; i++) {
             countDrop(eni, eni.vpc, DropReason.PORT_REMOVED);
         }
@@ -252,6 +281,35 @@ public final class VSwitch {
         return hosts.containsKey(underlayAddress);
     }
 
+    /**
+     * Sends ENI {@code eniId}'s TCP/IP frames to {@code ipSink} from now on (null: back to the vNIC's
+     * sink), e.g. when a TAP device starts backing it.
+     */
+    public void setIpSink(int eniId, FrameSink ipSink) {
+        existing(eniId).ipSink = ipSink;
+    }
+
+    /**
+     * Emulates the link toward ENI {@code eniId}'s vNIC or TAP with an {@link EgressPort}: rate,
+     * buffer, RED/ECN and seeded faults (random stream {@code <switch>:eni<id>:delivery}), changeable
+     * at run time like the uplink. Until the first call frames are handed over without a port.
+     */
+    public EgressPort setDeliveryPort(int eniId, EgressConfig egress) {
+        Eni eni = existing(eniId);
+        if (eni.deliveryPort == null) {
+            eni.deliveryPort = new EgressPort(
+                    config.name() + ":eni" + eniId + ":delivery",
+                    timers,
+                    egress,
+                    randoms,
+                    -1,
+                    (frame, nowNs) -> onDeliveryDeparture(eni, frame, nowNs));
+        } else {
+            eni.deliveryPort.config(egress);
+        }
+        return eni.deliveryPort;
+    }
+
     public void setSecurityGroup(int eniId, SecurityGroup group) {
         Eni eni = existing(eniId);
         eni.config = eni.config.withSecurityGroup(group);
@@ -296,6 +354,9 @@ public final class VSwitch {
         for (Eni eni : enis.values()) {
             eni.egressShaper.close();
             eni.ingressShaper.close();
+            if (eni.deliveryPort != null) {
+                eni.deliveryPort.close();
+            }
         }
         uplink.close();
         capture(null);
@@ -335,6 +396,10 @@ public final class VSwitch {
         if (capture != null) {
             capture.onPacket(CapturePoint.ENI_TX, frame, nowNs);
         }
+        if (ArpPacket.isArp(frame, frame.readerIndex(), frame.writerIndex())) {
+            onEniArp(eni, frame, nowNs);
+            return;
+        }
         DropReason bad = inner.parse(frame, frame.readerIndex(), frame.writerIndex());
         if (bad != null) {
             drop(eni, eni.vpc, bad, frame);
@@ -359,6 +424,34 @@ public final class VSwitch {
         } else if (verdict == EniShaper.DROPPED) {
             countDrop(eni, eni.vpc, DropReason.QOS_QUEUE_FULL);
         }
+    }
+
+    /**
+     * Proxy ARP: a request from the ENI for an address routed in its VPC (local ENI or remote host)
+     * is answered with {@link #ROUTER_MAC}; ARP never enters the overlay, so no VPC can see another's.
+     */
+    private void onEniArp(Eni eni, ByteBuf frame, long nowNs) {
+        if (!arp.parse(frame, frame.readerIndex(), frame.writerIndex())) {
+            drop(eni, eni.vpc, DropReason.MALFORMED_INNER, frame);
+            return;
+        }
+        if (arp.ethSrcMac != eni.mac || arp.senderMac != eni.mac || (arp.senderIp != eni.ipv4 && arp.senderIp != 0)) {
+            drop(eni, eni.vpc, DropReason.SPOOFED_SOURCE, frame);
+            return;
+        }
+        if (arp.operation != ArpPacket.REQUEST || arp.isGratuitous() || arp.targetIp == eni.ipv4) {
+            drop(eni, eni.vpc, DropReason.ARP_IGNORED, frame);
+            return;
+        }
+        if (!routes.containsKey(routeKey(eni.vni, arp.targetIp))) {
+            drop(eni, eni.vpc, DropReason.ARP_NO_ROUTE, frame);
+            return;
+        }
+        frame.release();
+        ByteBuf reply = allocator.directBuffer(ArpPacket.MIN_FRAME_BYTES);
+        arp.writeReply(reply, ROUTER_MAC);
+        arpReplies++;
+        deliver(eni, reply, nowNs, null, false);
     }
 
     private void onEgressConforming(Eni eni, ByteBuf frame, long nowNs) {
@@ -532,23 +625,58 @@ public final class VSwitch {
             drop(eni, eni.vpc, DropReason.SECURITY_GROUP_DENY, frame);
             return;
         }
-        int verdict = eni.ingressShaper.offer(frame, inner.trafficClass(), nowNs);
+        int trafficClass = inner.trafficClass();
+        int verdict = eni.ingressShaper.offer(frame, trafficClass, nowNs);
         if (verdict == EniShaper.PASS) {
-            deliver(eni, frame, nowNs, intTelemetry);
+            deliver(eni, frame, nowNs, intTelemetry, trafficClass == InnerFrame.CLASS_RDMA);
         } else if (verdict == EniShaper.DROPPED) {
             countDrop(eni, eni.vpc, DropReason.QOS_QUEUE_FULL);
         }
     }
 
-    private void deliver(Eni eni, ByteBuf frame, long nowNs, IntTelemetry intTelemetry) {
+    /**
+     * Counts and captures a frame for the ENI, then hands it over: through the delivery port when
+     * one is configured (INT records are not carried across it), else at once.
+     */
+    private void deliver(Eni eni, ByteBuf frame, long nowNs, IntTelemetry intTelemetry, boolean rdma) {
         eni.counters.onRx(frame.readableBytes());
         if (capture != null) {
             capture.onPacket(CapturePoint.ENI_RX, frame, nowNs);
         }
-        if (intTelemetry != null && eni.sink instanceof IntTelemetrySink intSink) {
+        if (eni.deliveryPort != null) {
+            eni.deliveryPort.offer(frame);
+            return;
+        }
+        handOver(eni, frame, nowNs, intTelemetry, rdma);
+    }
+
+    private void onDeliveryDeparture(Eni eni, ByteBuf frame, long nowNs) {
+        if (enis.get(eni.id) != eni) {
+            drop(null, eni.vpc, DropReason.PORT_REMOVED, frame);
+            return;
+        }
+        boolean rdma = deliveryPeek.peek(frame, frame.readerIndex(), frame.writerIndex())
+                && deliveryPeek.protocol == InnerFrame.PROTOCOL_UDP
+                && deliveryPeek.roce;
+        handOver(eni, frame, nowNs, null, rdma);
+    }
+
+    /**
+     * The last hop: RoCEv2 to the vNIC's sink, the rest to the TCP/IP sink when there is one. A frame
+     * addressed to the virtual router (what proxy ARP told the sender) gets the ENI's MAC, as a
+     * router writes the next hop's address.
+     */
+    private void handOver(Eni eni, ByteBuf frame, long nowNs, IntTelemetry intTelemetry, boolean rdma) {
+        int start = frame.readerIndex();
+        if (frame.readableBytes() >= InnerFrame.ETHERNET_HEADER_BYTES && ArpPacket.mac(frame, start) == ROUTER_MAC) {
+            frame.setMedium(start, (int) (eni.mac >>> 24));
+            frame.setMedium(start + 3, (int) eni.mac);
+        }
+        FrameSink sink = rdma || eni.ipSink == null ? eni.sink : eni.ipSink;
+        if (intTelemetry != null && sink instanceof IntTelemetrySink intSink) {
             intSink.onFrame(frame, nowNs, intTelemetry);
         } else {
-            eni.sink.onFrame(frame, nowNs);
+            sink.onFrame(frame, nowNs);
         }
     }
 
@@ -630,6 +758,11 @@ public final class VSwitch {
     /** Frames delivered from one local ENI to another without the underlay. */
     public long localDeliveries() {
         return localDeliveries;
+    }
+
+    /** ARP requests answered by proxy ARP. */
+    public long arpReplies() {
+        return arpReplies;
     }
 
     /** Encapsulations that had to copy because the frame lacked headroom. */

@@ -29,6 +29,7 @@ public final class VSwitchStats {
         underlay.put("rxBytes", vswitch.underlayRxBytes());
         underlay.put("localDeliveries", vswitch.localDeliveries());
         underlay.put("encapsulationCopies", vswitch.encapsulationCopies());
+        underlay.put("arpReplies", vswitch.arpReplies());
         root.set("drops", drops(vswitch.counters()));
         root.set("uplink", port(vswitch.uplink()));
         ArrayNode enis = root.putArray("enis");
@@ -43,6 +44,9 @@ public final class VSwitchStats {
             traffic(e, eni.counters());
             e.set("egressQos", shaper(eni.egressShaper()));
             e.set("ingressQos", shaper(eni.ingressShaper()));
+            if (eni.deliveryPort() != null) {
+                e.set("deliveryPort", port(eni.deliveryPort()));
+            }
         }
         ArrayNode vpcs = root.putArray("vpcs");
         for (int vni : vswitch.vnis()) {
@@ -114,6 +118,7 @@ public final class VSwitchStats {
             k.put("passedBytes", s.passedBytes(c));
             k.put("queuedPackets", s.queuedPackets(c));
             k.put("droppedPackets", s.droppedPackets(c));
+            k.put("droppedBytes", s.droppedBytes(c));
             k.put("queueHighWaterBytes", s.queueHighWaterBytes(c));
         }
         return q;
