@@ -24,6 +24,8 @@ import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.verbs.Mtu;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
+import org.vrdma.vswitch.qos.QosConfig;
+import org.vrdma.vswitch.tap.TapConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -129,6 +131,70 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     double loss;
 
     @Option(
+            names = "--tap",
+            arity = "0..1",
+            fallbackValue = "",
+            paramLabel = "NAME",
+            description = "Back the ENI with a TAP device too (default name vrdma<last ENI byte>), holding the"
+                    + " ENI's MAC and address: the kernel's TCP/IP (ping, iperf3) crosses the VPC on it.")
+    String tap;
+
+    @Option(
+            names = "--tap-prefix",
+            defaultValue = "24",
+            description = "Prefix length of the ENI address on the TAP (default ${DEFAULT-VALUE}).")
+    int tapPrefix;
+
+    @Option(names = "--tap-mtu", defaultValue = "1500", description = "TAP MTU (default ${DEFAULT-VALUE}).")
+    int tapMtu;
+
+    @Option(
+            names = "--tap-netns",
+            paramLabel = "NS",
+            description = "Move the TAP into this network namespace (a guest's) and configure it there.")
+    String tapNetns;
+
+    @Option(
+            names = "--tap-eni",
+            paramLabel = "vni=V,ip=IP,peer=IP,tap=NAME[,netns=NS]",
+            description = "An extra TAP-only ENI in VPC V with a route to the peer address behind --peer-underlay"
+                    + " (repeatable).")
+    java.util.List<String> tapEnis = new java.util.ArrayList<>();
+
+    @Option(
+            names = "--oob-via-eni",
+            description = "Run the out-of-band TCP exchange across the VPC, between the ENI addresses (needs --tap"
+                    + " without --tap-netns on both hosts), instead of between the underlay addresses.")
+    boolean oobViaEni;
+
+    @Option(
+            names = "--eni-rate",
+            paramLabel = "BPS",
+            description = "Shape what the ENI sends to this rate (e.g. 300M, 1G), RDMA and TCP/IP classes sharing it"
+                    + " by --qos-weights.")
+    String eniRate;
+
+    @Option(
+            names = "--qos-weights",
+            defaultValue = "1:1",
+            paramLabel = "RDMA:TCP",
+            description = "Weights of the RDMA and TCP/IP classes under --eni-rate (default ${DEFAULT-VALUE}).")
+    String qosWeights;
+
+    @Option(
+            names = "--eni-loss",
+            defaultValue = "0",
+            description = "Random loss on the ENI's delivery port (toward the vNIC and TAP), 0..1.")
+    double eniLoss;
+
+    @Option(
+            names = "--stats-interval",
+            defaultValue = "0",
+            paramLabel = "MS",
+            description = "Print the switch's counters as one JSON line ('stats {...}') every MS milliseconds.")
+    int statsIntervalMs;
+
+    @Option(
             names = "--verify",
             description = "Check every byte: the test runs in rounds of --buffer bytes, each checked by the receiver.")
     boolean verify;
@@ -187,10 +253,34 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             err.println("vrdma host: cannot start the host on " + underlay + ": " + rootMessage(e));
             return START_FAILED;
         }
+        java.util.concurrent.ScheduledExecutorService stats = null;
         try {
             if (loss > 0) {
                 FaultConfig faults = FaultConfig.randomLoss(loss);
                 host.faults(faults, faults);
+            }
+            try {
+                configureEni(host, mac, out);
+            } catch (IOException | RuntimeException e) {
+                err.println("vrdma host: cannot set up the ENI: " + rootMessage(e));
+                return START_FAILED;
+            }
+            if (statsIntervalMs > 0) {
+                stats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                        Thread.ofPlatform().daemon().name("vrdma-stats").factory());
+                stats.scheduleAtFixedRate(
+                        () -> {
+                            try {
+                                String line = host.statsJson();
+                                out.println("stats " + line);
+                                out.flush();
+                            } catch (RuntimeException e) {
+                                // the host is closing
+                            }
+                        },
+                        0,
+                        statsIntervalMs,
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
             }
             out.println("vrdma host: " + (server ? "server" : "client") + ", ENI " + eniIp + " (VNI " + vni + ") on "
                     + host.describe() + ", peer ENI " + peerEniIp + " via " + peerUnderlay
@@ -198,8 +288,63 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             out.flush();
             return server ? runServer(host, out, err) : runClient(host, request, out, err);
         } finally {
+            if (stats != null) {
+                stats.shutdownNow();
+            }
             host.close();
         }
+    }
+
+    /** TAP devices, extra TAP-only ENIs, QoS and delivery-port loss, as the options ask. */
+    private void configureEni(RealTimeHost host, long mac, PrintWriter out) throws IOException {
+        int eniIpv4 = UnderlayAddress.parseIpv4(eniIp);
+        if (tap != null) {
+            String name = tap.isEmpty() ? "vrdma" + (eniIpv4 & 0xFF) : tap;
+            TapConfig config = new TapConfig(name, mac, eniIpv4, tapPrefix, tapMtu, tapNetns);
+            host.attachTap(config);
+            out.println(" TAP " + name + " backs ENI " + eniIp + "/" + tapPrefix + " (MAC " + config.macText()
+                    + ", MTU " + tapMtu + (tapNetns == null ? "" : ", in namespace " + tapNetns) + ")");
+        }
+        int eniId = 2;
+        for (String spec : tapEnis) {
+            java.util.Map<String, String> kv = keyValues(spec);
+            int v = Integer.parseInt(kv.get("vni"));
+            int ip = UnderlayAddress.parseIpv4(kv.get("ip"));
+            long extraMac = RealTimeHost.derivedMac(ip) | ((long) (v & 0xFF) << 32);
+            TapConfig config = new TapConfig(kv.get("tap"), extraMac, ip, tapPrefix, tapMtu, kv.get("netns"));
+            host.addTapEni(eniId++, v, config, UnderlayAddress.parseIpv4(kv.get("peer")));
+            out.println(" TAP " + config.name() + " backs ENI " + kv.get("ip") + " of VNI " + v + ", route to "
+                    + kv.get("peer"));
+        }
+        if (eniRate != null) {
+            String[] w = qosWeights.split(":");
+            long rateBps = Units.parseRateBps(eniRate);
+            host.egressQos(QosConfig.shaped(rateBps, Integer.parseInt(w[0]), Integer.parseInt(w[1]))
+                    .withClassQueueBytes(2 << 20));
+            out.println(" ENI egress shaped to " + eniRate + "bit/s, RDMA:TCP weights " + qosWeights);
+        }
+        if (eniLoss > 0) {
+            FaultConfig faults = FaultConfig.randomLoss(eniLoss);
+            host.deliveryFaults(faults, faults);
+            out.println(String.format(Locale.ROOT, " %.2f%% loss on the ENI's delivery port", eniLoss * 100));
+        }
+    }
+
+    private java.util.Map<String, String> keyValues(String spec) {
+        java.util.Map<String, String> kv = new java.util.HashMap<>();
+        for (String part : spec.split(",")) {
+            int eq = part.indexOf('=');
+            if (eq <= 0) {
+                throw usage("--tap-eni: expected key=value, got " + part);
+            }
+            kv.put(part.substring(0, eq).strip(), part.substring(eq + 1).strip());
+        }
+        for (String key : new String[] {"vni", "ip", "peer", "tap"}) {
+            if (!kv.containsKey(key)) {
+                throw usage("--tap-eni needs " + key + "=: " + spec);
+            }
+        }
+        return kv;
     }
 
     private Request validate() {
@@ -220,6 +365,38 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         }
         if (eniMac != null) {
             parseMac(eniMac);
+        }
+        if (!(eniLoss >= 0 && eniLoss < 1)) {
+            throw usage("--eni-loss must be in [0, 1)");
+        }
+        if (eniRate != null) {
+            try {
+                if (Units.parseRateBps(eniRate) <= 0) {
+                    throw new IllegalArgumentException("not positive");
+                }
+                String[] w = qosWeights.split(":");
+                if (w.length != 2 || Integer.parseInt(w[0]) <= 0 || Integer.parseInt(w[1]) <= 0) {
+                    throw new IllegalArgumentException("weights");
+                }
+            } catch (RuntimeException e) {
+                throw usage("--eni-rate must be a rate such as 300M and --qos-weights two positive integers R:T");
+            }
+        }
+        for (String spec : tapEnis) {
+            java.util.Map<String, String> kv = keyValues(spec);
+            try {
+                Integer.parseInt(kv.get("vni"));
+                UnderlayAddress.parseIpv4(kv.get("ip"));
+                UnderlayAddress.parseIpv4(kv.get("peer"));
+            } catch (RuntimeException e) {
+                throw usage("--tap-eni: bad vni, ip or peer: " + spec);
+            }
+        }
+        if (oobViaEni && (tap == null || tapNetns != null)) {
+            throw usage("--oob-via-eni needs --tap (in this namespace, without --tap-netns)");
+        }
+        if (statsIntervalMs < 0) {
+            throw usage("--stats-interval must be >= 0");
         }
         if (!(loss >= 0 && loss < 1)) {
             throw usage("--loss must be in [0, 1)");
@@ -276,7 +453,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     }
 
     private int runServer(RealTimeHost host, PrintWriter out, PrintWriter err) {
-        String ip = UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(host.underlayAddress()));
+        String ip = oobViaEni ? eniIp : UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(host.underlayAddress()));
         try (ServerSocket listener = new ServerSocket()) {
             listener.setReuseAddress(true);
             listener.bind(new InetSocketAddress(InetAddress.getByName(ip), oobPort));
@@ -317,7 +494,9 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     }
 
     private int runClient(RealTimeHost host, Request request, PrintWriter out, PrintWriter err) {
-        String ip = UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(UnderlayAddress.parse(peerUnderlay)));
+        String ip = oobViaEni
+                ? peerEniIp
+                : UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(UnderlayAddress.parse(peerUnderlay)));
         Socket socket = connect(ip, err);
         if (socket == null) {
             return PEER_UNREACHABLE;

@@ -1,13 +1,19 @@
 package org.vrdma.harness.perf;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.FrameSink;
 import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
@@ -15,10 +21,15 @@ import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
 import org.vrdma.vswitch.pipeline.EgressConfig;
 import org.vrdma.vswitch.pipeline.EniConfig;
+import org.vrdma.vswitch.pipeline.SecurityGroup;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
+import org.vrdma.vswitch.pipeline.VSwitchStats;
+import org.vrdma.vswitch.qos.QosConfig;
 import org.vrdma.vswitch.runtime.EventLoopTimerService;
 import org.vrdma.vswitch.runtime.NettyRuntime;
+import org.vrdma.vswitch.tap.TapConfig;
+import org.vrdma.vswitch.tap.TapPort;
 import org.vrdma.vswitch.udp.VSwitchHost;
 
 /**
@@ -49,6 +60,8 @@ public final class RealTimeHost implements AutoCloseable {
     private final int eniIpv4;
     private final long eniMac;
     private final int peerEniIpv4;
+    private final long peerUnderlay;
+    private final List<TapPort> taps = new ArrayList<>();
 
     /** Binds the underlay socket and attaches the vNIC; throws if the address cannot be bound. */
     public RealTimeHost(Spec spec) throws InterruptedException {
@@ -57,6 +70,7 @@ public final class RealTimeHost implements AutoCloseable {
         this.eniIpv4 = UnderlayAddress.parseIpv4(spec.eniIpv4());
         int peerIpv4 = UnderlayAddress.parseIpv4(spec.peerEniIpv4());
         this.peerEniIpv4 = peerIpv4;
+        this.peerUnderlay = peerUnderlay;
         this.eniMac = spec.eniMac();
         runtime = NettyRuntime.best();
         group = runtime.newEventLoopGroup(1, "vrdma-" + spec.name());
@@ -97,6 +111,81 @@ public final class RealTimeHost implements AutoCloseable {
             shutdown();
             throw e;
         }
+    }
+
+    /**
+     * Backs the host's ENI with a TAP device as well: the kernel's TCP/IP traffic on it shares the
+     * ENI (and its QoS) with the vNIC's RDMA.
+     */
+    public TapPort attachTap(TapConfig tap) throws IOException {
+        TapPort port = TapPort.open(tap, host.eventLoop(), host.vswitch(), ENI_ID, PooledByteBufAllocator.DEFAULT);
+        synchronized (taps) {
+            taps.add(port);
+        }
+        return port;
+    }
+
+    /**
+     * Adds an ENI with only a TAP device (no vNIC) in VPC {@code vni}, with a route to {@code
+     * peerIpv4} of that VPC behind the peer's underlay address.
+     */
+    public TapPort addTapEni(int eniId, int vni, TapConfig tap, int peerIpv4) throws IOException {
+        FrameSink none = (frame, nowNs) -> frame.release(); // a TAP-only ENI has no vNIC: RoCE is dropped
+        call(() -> {
+            host.vswitch()
+                    .addEni(
+                            new EniConfig(
+                                    eniId,
+                                    tap.mac(),
+                                    tap.ipv4(),
+                                    vni,
+                                    false,
+                                    SecurityGroup.ALLOW_ALL,
+                                    QosConfig.UNLIMITED,
+                                    QosConfig.UNLIMITED),
+                            none);
+            host.vswitch().addRemoteRoute(vni, peerIpv4, peerUnderlay);
+            return null;
+        });
+        TapPort port = TapPort.open(tap, host.eventLoop(), host.vswitch(), eniId, PooledByteBufAllocator.DEFAULT);
+        synchronized (taps) {
+            taps.add(port);
+        }
+        return port;
+    }
+
+    /** The ENI's egress QoS: what it sends, RDMA and TCP/IP classes. */
+    public void egressQos(QosConfig qos) {
+        call(() -> {
+            host.vswitch()
+                    .setQos(ENI_ID, qos, host.vswitch().eni(ENI_ID).config().ingressQos());
+            return null;
+        });
+    }
+
+    /** Faults on the ENI's delivery port, the emulated link toward its vNIC and TAP. */
+    public void deliveryFaults(FaultConfig data, FaultConfig control) {
+        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
+        call(() -> host.vswitch().setDeliveryPort(ENI_ID, egress));
+    }
+
+    /** One JSON line: the switch's counters (VSwitchStats) and each TAP's. */
+    public String statsJson() {
+        ObjectNode root = call(() -> VSwitchStats.snapshot(host.vswitch(), System.nanoTime()));
+        ArrayNode array = root.putArray("taps");
+        synchronized (taps) {
+            for (TapPort t : taps) {
+                ObjectNode n = array.addObject();
+                n.put("name", t.name());
+                n.put("rxFrames", t.rxFrames());
+                n.put("rxBytes", t.rxBytes());
+                n.put("rxDropped", t.rxDropped());
+                n.put("txFrames", t.txFrames());
+                n.put("txBytes", t.txBytes());
+                n.put("txErrors", t.txErrors());
+            }
+        }
+        return root.toString();
     }
 
     /** The MAC a host derives for an ENI address: 02:00 followed by the four address bytes. */
@@ -178,6 +267,12 @@ public final class RealTimeHost implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (taps) {
+            for (TapPort t : taps) {
+                t.close();
+            }
+            taps.clear();
+        }
         try {
             call(() -> {
                 endpoint.close();

@@ -186,14 +186,14 @@ class HostNetnsTest {
         }
     }
 
-    private static void ip(String... args) throws Exception {
+    static void ip(String... args) throws Exception {
         List<String> cmd = new ArrayList<>();
         cmd.add("ip");
         cmd.addAll(List.of(args));
         run(cmd);
     }
 
-    private static String run(List<String> command) throws Exception {
+    static String run(List<String> command) throws Exception {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         byte[] output = p.getInputStream().readAllBytes();
         if (!p.waitFor(30, TimeUnit.SECONDS)) {

@@ -27,6 +27,9 @@ final class HostProcesses implements AutoCloseable {
         cmd.add("-Xmx512m");
         cmd.add("-XX:MaxDirectMemorySize=512m");
         cmd.add("--enable-native-access=ALL-UNNAMED");
+        // As the ./vrdma launcher runs it: Netty reaches direct memory through Unsafe.
+        cmd.add("--sun-misc-unsafe-memory-access=allow");
+        cmd.add("-Dio.netty.noUnsafe=false");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add("org.vrdma.harness.cli.VrdmaCli");
