@@ -12,7 +12,7 @@ vrdma_require_maven
 
 # Debian packages the tests use, as "command:package" and, for packages without a command,
 # "file:package".
-NEEDED_COMMANDS="tshark:tshark gcc:gcc make:make objdump:binutils ibv_devinfo:ibverbs-utils ib_write_bw:perftest"
+NEEDED_COMMANDS="tshark:tshark gcc:gcc make:make objdump:binutils ibv_devinfo:ibverbs-utils ib_write_bw:perftest iperf3:iperf3 ping:iputils-ping ip:iproute2 sysctl:procps"
 NEEDED_FILES="/usr/include/infiniband/verbs.h:libibverbs-dev"
 missing=""
 for entry in $NEEDED_COMMANDS; do

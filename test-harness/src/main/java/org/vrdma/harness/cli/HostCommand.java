@@ -319,7 +319,10 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         if (eniRate != null) {
             String[] w = qosWeights.split(":");
             long rateBps = Units.parseRateBps(eniRate);
+            // A burst of 10 ms at the ENI rate: a real-time event loop's timers run late by milliseconds
+            // under load, and a smaller bucket would lose the tokens of the late interval.
             host.egressQos(QosConfig.shaped(rateBps, Integer.parseInt(w[0]), Integer.parseInt(w[1]))
+                    .withBurstBytes(Math.max(64 << 10, rateBps / 800))
                     .withClassQueueBytes(2 << 20));
             out.println(" ENI egress shaped to " + eniRate + "bit/s, RDMA:TCP weights " + qosWeights);
         }
