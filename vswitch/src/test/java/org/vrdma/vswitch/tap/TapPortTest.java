@@ -99,7 +99,7 @@ class TapPortTest {
     }
 
     @Test
-    void pingAndIperf3CrossTheVpcThroughTapsAndProxyArp() {
+    void pingAndIperf3CrossTheVpcThroughTapsAndProxyArp() throws InterruptedException {
         TestNamespaces.Result ping =
                 TestNamespaces.exec(ns1, 30, "ping", "-c", "5", "-i", "0.2", "-W", "2", "10.9.0.2");
         assertThat(ping.exit()).as(ping.output()).isZero();
@@ -110,8 +110,13 @@ class TapPortTest {
 
         Process server = startIperfServer(ns2, "10.9.0.2");
         try {
-            TestNamespaces.Result client = TestNamespaces.exec(
-                    ns1, 60, "iperf3", "-c", "10.9.0.2", "-t", "2", "-f", "m", "--connect-timeout", "5000");
+            // The server needs a moment to listen; retry a refused connection a few times.
+            TestNamespaces.Result client = new TestNamespaces.Result(-1, "");
+            for (int attempt = 0; attempt < 10 && client.exit() != 0; attempt++) {
+                Thread.sleep(500);
+                client = TestNamespaces.exec(
+                        ns1, 60, "iperf3", "-c", "10.9.0.2", "-t", "2", "-f", "m", "--connect-timeout", "5000");
+            }
             assertThat(client.exit()).as(client.output()).isZero();
             double mbps = receiverMbps(client.output());
             System.out.println("iperf3 over two TAP-backed ENIs of one vSwitch: " + mbps + " Mbit/s");
