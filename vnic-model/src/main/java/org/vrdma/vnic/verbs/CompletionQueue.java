@@ -130,6 +130,7 @@ public final class CompletionQueue {
     void publish(final boolean solicited) {
         tail++;
         final WorkCompletion wc = ring[(int) ((tail - 1) % ring.length)];
+        wc.solicited = solicited;
         if (armed == 2 || (armed == 1 && (solicited || wc.status != WcStatus.SUCCESS))) {
             armed = 0;
             unackedEvents++;
