@@ -176,6 +176,26 @@ public final class VerbsHost implements AutoCloseable {
         return loop.call(() -> device.model().counters());
     }
 
+    /** The vSwitch's and the underlay socket's counters, one line. */
+    public String switchCounters() {
+        return loop.call(() -> {
+            var c = host.vswitch().vpcCounters(options.vni());
+            StringBuilder sb = new StringBuilder("vSwitch tx " + c.txPackets() + " rx " + c.rxPackets() + " drops");
+            for (org.vrdma.vswitch.pipeline.DropReason r : org.vrdma.vswitch.pipeline.DropReason.values()) {
+                if (c.drops(r) > 0) {
+                    sb.append(' ').append(r).append('=').append(c.drops(r));
+                }
+            }
+            var u = host.underlay();
+            sb.append("; UDP sent ")
+                    .append(u.datagramsSent())
+                    .append(" received ")
+                    .append(u.datagramsReceived());
+            sb.append(" not writable ").append(u.sendsDroppedNotWritable());
+            return sb.toString();
+        });
+    }
+
     /** Queue pairs alive on the device now (a check for leaks). */
     public int liveQueuePairs() {
         return loop.call(() -> {
