@@ -34,8 +34,11 @@ import org.vrdma.vswitch.pipeline.UnderlayAddress;
  * }</pre>
  */
 public final class QpConnector implements AutoCloseable {
-    /** The local ACK timeout code perftest uses (4.096 µs · 2^14 ≈ 67 ms). */
-    public static final int DEFAULT_TIMEOUT = 14;
+    /**
+     * The local ACK timeout code (4.096 µs · 2^16 ≈ 268 ms, the ceiling of the adaptive timeout):
+     * two steps above perftest's 14, since a JVM on shared cores can stall longer than 67 ms.
+     */
+    public static final int DEFAULT_TIMEOUT = 16;
 
     private static final String READY = "VRDMA-READY";
 
