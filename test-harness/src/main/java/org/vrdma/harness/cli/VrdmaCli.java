@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             BenchCommand.class,
+            VerbsBenchCommand.class,
             LinkCommand.class,
             CcCompareCommand.class,
             UpCommand.class,
