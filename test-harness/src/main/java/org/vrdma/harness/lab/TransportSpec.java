@@ -7,7 +7,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  *
  * @param recovery {@code sr} (selective repeat) or {@code gbn} (go-back-N)
  * @param mtuBytes path MTU: 256, 512, 1024, 2048 or 4096
- * @param windowBytes TX window per QP; 0 = one bandwidth-delay product of the host link
+ * @param windowBytes TX window per QP; 0 = two bandwidth-delay products of the host link's longest
+ *     path (one for the data in flight, one for ACK coalescing and the ACK's way back)
  * @param ackCoalescePackets the responder ACKs at least every this many packets
  * @param minRtoUs floor of the retransmission timeout
  * @param messageBytes largest RDMA WRITE a flow is cut into (flows are sent as several WRITEs)
@@ -22,7 +23,7 @@ public record TransportSpec(
         Long minRtoUs,
         Integer messageBytes,
         Integer sendQueueDepth) {
-    public static final TransportSpec DEFAULT = new TransportSpec("sr", 4096, 0L, 4, 100L, 1 << 20, 64);
+    public static final TransportSpec DEFAULT = new TransportSpec("sr", 4096, 0L, 4, 100L, 65536, 64);
 
     public TransportSpec withDefaults() {
         return new TransportSpec(
