@@ -27,6 +27,7 @@ import java.util.List;
  * @param cc congestion control of every ENI unless the ENI or a workload sets its own
  * @param workloads what traffic to run
  * @param sampleIntervalUs period of the throughput and queue-depth time series
+ * @param sweep optional: run the lab once per combination of these values (see {@link SweepSpec})
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -41,7 +42,8 @@ import java.util.List;
     "hosts",
     "transport",
     "cc",
-    "workloads"
+    "workloads",
+    "sweep"
 })
 public record Lab(
         String name,
@@ -55,7 +57,8 @@ public record Lab(
         TransportSpec transport,
         CcSpec cc,
         List<WorkloadSpec> workloads,
-        Long sampleIntervalUs) {
+        Long sampleIntervalUs,
+        SweepSpec sweep) {
 
     public static final long DEFAULT_SEED = 1;
     public static final long DEFAULT_DURATION_US = 1_000;
@@ -74,7 +77,8 @@ public record Lab(
                 (transport == null ? TransportSpec.DEFAULT : transport).withDefaults(),
                 cc == null ? CcSpec.NONE : cc,
                 workloads == null ? List.of() : workloads,
-                sampleIntervalUs == null ? 10 : sampleIntervalUs);
+                sampleIntervalUs == null ? 10 : sampleIntervalUs,
+                sweep);
     }
 
     /** A copy with another seed (to replay or vary a run). */
@@ -91,7 +95,8 @@ public record Lab(
                 transport,
                 cc,
                 workloads,
-                sampleIntervalUs);
+                sampleIntervalUs,
+                sweep);
     }
 
     /** A copy with another duration and drain time. */
@@ -108,7 +113,8 @@ public record Lab(
                 transport,
                 cc,
                 workloads,
-                sampleIntervalUs);
+                sampleIntervalUs,
+                sweep);
     }
 
     /** A copy with another lab-wide congestion control. */
@@ -125,7 +131,84 @@ public record Lab(
                 transport,
                 newCc,
                 workloads,
-                sampleIntervalUs);
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy without the sweep (one variant of it). */
+    public Lab withSweep(SweepSpec newSweep) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                newSweep);
+    }
+
+    /** A copy with other transport settings. */
+    public Lab withTransport(TransportSpec newTransport) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                newTopologyOr(topology),
+                hosts,
+                newTransport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with another topology. */
+    public Lab withTopology(TopologySpec newTopology) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                newTopology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    private static TopologySpec newTopologyOr(TopologySpec t) {
+        return t;
+    }
+
+    /** A copy with a new name. */
+    public Lab withName(String newName) {
+        return new Lab(
+                newName,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
     }
 
     /** A copy with other workloads. */
@@ -142,6 +225,7 @@ public record Lab(
                 transport,
                 cc,
                 newWorkloads,
-                sampleIntervalUs);
+                sampleIntervalUs,
+                sweep);
     }
 }

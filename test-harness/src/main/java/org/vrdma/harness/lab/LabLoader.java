@@ -47,11 +47,19 @@ public final class LabLoader {
         return parse(text, n.endsWith(".yaml") || n.endsWith(".yml"));
     }
 
-    /** Parses JSON ({@code yaml} false) or YAML text, applies defaults, validates. */
+    /**
+     * Parses JSON ({@code yaml} false) or YAML text, applies defaults, validates. A results file
+     * ({@code results.json} of a run) gives the lab it embeds, so the run replays exactly.
+     */
     public static Lab parse(String text, boolean yaml) {
         Lab lab;
         try {
-            lab = (yaml ? YAML : JSON).readValue(text, Lab.class);
+            com.fasterxml.jackson.databind.JsonNode tree = (yaml ? YAML : JSON).readTree(text);
+            if (tree != null && tree.has("format") && tree.has("lab") && tree.has("backend")) {
+                // A results file: replay the lab it embeds (with its seed).
+                tree = tree.get("lab");
+            }
+            lab = tree == null || tree.isMissingNode() ? null : (yaml ? YAML : JSON).treeToValue(tree, Lab.class);
         } catch (JsonMappingException e) {
             throw new LabException(path(e), message(e), e);
         } catch (JsonProcessingException e) {

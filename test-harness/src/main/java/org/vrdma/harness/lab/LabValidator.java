@@ -34,6 +34,42 @@ public final class LabValidator {
         for (int i = 0; i < lab.workloads().size(); i++) {
             workload("workloads[" + i + "]", lab.workloads().get(i), hosts, lab);
         }
+        sweep(lab.sweep());
+    }
+
+    private static void sweep(SweepSpec s) {
+        if (s == null) {
+            return;
+        }
+        if (s.cc() != null) {
+            for (int i = 0; i < s.cc().size(); i++) {
+                cc("sweep.cc[" + i + "]", s.cc().get(i));
+            }
+        }
+        if (s.load() != null) {
+            for (int i = 0; i < s.load().size(); i++) {
+                Double v = s.load().get(i);
+                if (v == null || !(v > 0 && v <= 1)) {
+                    throw new LabException("sweep.load[" + i + "]", "must be in (0, 1]: " + v);
+                }
+            }
+        }
+        if (s.recovery() != null) {
+            for (int i = 0; i < s.recovery().size(); i++) {
+                String v = s.recovery().get(i);
+                if (!"sr".equals(v) && !"gbn".equals(v)) {
+                    throw new LabException("sweep.recovery[" + i + "]", "must be sr or gbn: " + v);
+                }
+            }
+        }
+        if (s.loss() != null) {
+            for (int i = 0; i < s.loss().size(); i++) {
+                probability("sweep.loss[" + i + "]", s.loss().get(i));
+                if (s.loss().get(i) == null) {
+                    throw new LabException("sweep.loss[" + i + "]", "must be a probability in [0, 1]");
+                }
+            }
+        }
     }
 
     private static void vpcs(List<VpcSpec> vpcs) {
