@@ -93,13 +93,16 @@ final class LabBenchCommand implements Callable<Integer> {
         LabResults r;
         long buildNs;
         long runNs;
+        long cpuNs;
         long allocRun;
         try (LabRun run = LabBackends.get("virtual").start(lab)) {
             buildNs = System.nanoTime() - build0;
             long alloc1 = threads.getThreadAllocatedBytes(tid);
+            long cpu0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             r = run.run((d, t, f, s) -> {});
             runNs = System.nanoTime() - t0;
+            cpuNs = threads.getCurrentThreadCpuTime() - cpu0;
             allocRun = threads.getThreadAllocatedBytes(tid) - alloc1;
         }
         long heapPeak = 0;
@@ -152,6 +155,15 @@ final class LabBenchCommand implements Callable<Integer> {
                 (double) allocRun / Math.max(1, c.flowsStarted()));
         out.flush();
         return 0;
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                    .split(" ")[0];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     /** Frames through one modelled 100 Gbit/s link, one pooled buffer reused: the floor of a link transmission. */

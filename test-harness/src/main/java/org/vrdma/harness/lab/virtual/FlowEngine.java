@@ -262,7 +262,7 @@ final class FlowEngine {
         long key = (long) src << 32 | dst;
         List<LinkSpec> p = paths.get(key);
         if (p == null) {
-            p = lab.network().path(src, dst);
+            p = lab.path(src, dst);
             paths.put(key, p);
         }
         return p;

@@ -77,7 +77,7 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
         this.context = device.open();
         this.pd = context.allocatePd();
         this.channel = context.createCompletionChannel();
-        this.cq = context.createCompletionQueue(16384, channel);
+        this.cq = context.createCompletionQueue(4096, channel);
         this.bufferBytes = bufferBytes;
         this.memory = ByteBufMemory.allocate(allocator, bufferBytes);
         this.mr = pd.registerMemoryRegion(

@@ -63,6 +63,10 @@ final class VirtualLab implements LabRun {
     private final List<List<VirtualEni>> enis = new ArrayList<>();
     private final List<HostHandle> hostHandles = new ArrayList<>();
     private final FlowEngine engine;
+    /** Per node: indices of its links; per host: hop distance of every node to it. */
+    private int[][] adjacency;
+
+    private int[][] distanceTo;
     private final int overheadBytes;
     private boolean ran;
     private boolean closed;
@@ -164,11 +168,19 @@ final class VirtualLab implements LabRun {
             wires.add(wireOut[i][1]);
         }
         List<List<Integer>> adj = network.adjacency();
+        adjacency = new int[adj.size()][];
+        for (int n = 0; n < adj.size(); n++) {
+            adjacency[n] = adj.get(n).stream().mapToInt(Integer::intValue).toArray();
+        }
+        distanceTo = new int[hosts][];
+        for (int h = 0; h < hosts; h++) {
+            distanceTo[h] = network.distancesTo(h);
+        }
         int intHops = 0;
         if (intNeeded) {
             int diameter = 0;
             for (int h = 0; h < Math.min(hosts, 2); h++) {
-                for (int d : network.distancesTo(h)) {
+                for (int d : distanceTo[h]) {
                     diameter = Math.max(diameter, d);
                 }
             }
@@ -220,7 +232,7 @@ final class VirtualLab implements LabRun {
         }
         // ECMP routes: from each switch towards each host, every port on a shortest path.
         for (int h = 0; h < hosts; h++) {
-            int[] dist = network.distancesTo(h);
+            int[] dist = distanceTo[h];
             for (EcmpSwitch s : switches) {
                 int node = nodeOf(s, byNode);
                 List<Integer> candidates = new ArrayList<>();
@@ -338,15 +350,16 @@ final class VirtualLab implements LabRun {
 
     /** Round trip of the longest host-to-host path on the empty network (one MTU packet and its ACK). */
     private long baseRttNs() {
-        int hosts = network.hosts().size();
-        long worst = 0;
-        for (int h = 1; h < Math.min(hosts, 64); h++) {
-            List<LinkSpec> p = network.path(0, h);
-            long ns = org.vrdma.harness.lab.stats.FctMath.idealFctNs(
-                    lab.transport().mtuBytes(), lab.transport().mtuBytes(), INNER_HEADERS_BYTES + 58, 120, p);
-            worst = Math.max(worst, ns);
+        // The host farthest from h0 has the longest path of these symmetric topologies.
+        int far = 1;
+        for (int h = 1; h < distanceTo.length; h++) {
+            if (distanceTo[h][0] > distanceTo[far][0]) {
+                far = h;
+            }
         }
-        return Math.max(1_000, worst);
+        long ns = org.vrdma.harness.lab.stats.FctMath.idealFctNs(
+                lab.transport().mtuBytes(), lab.transport().mtuBytes(), INNER_HEADERS_BYTES + 58, 120, path(0, far));
+        return Math.max(1_000, ns);
     }
 
     private int bufferBytes() {
@@ -359,6 +372,25 @@ final class VirtualLab implements LabRun {
             }
         }
         return (int) Math.min(b, 1L << 30);
+    }
+
+    /** The links of one shortest path from host {@code src} to host {@code dst}. */
+    List<LinkSpec> path(int src, int dst) {
+        int[] d = distanceTo[dst];
+        List<LinkSpec> path = new ArrayList<>();
+        int n = src;
+        while (n != dst) {
+            for (int li : adjacency[n]) {
+                LabNetwork.Link l = network.links().get(li);
+                int m = l.a() == n ? l.b() : l.a();
+                if (d[m] == d[n] - 1) {
+                    path.add(l.spec());
+                    n = m;
+                    break;
+                }
+            }
+        }
+        return path;
     }
 
     VirtualTimeScheduler scheduler() {
