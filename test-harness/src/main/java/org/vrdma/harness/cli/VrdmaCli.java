@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
             BenchCommand.class,
             VerbsBenchCommand.class,
             LinkCommand.class,
+            LabCommand.class,
             CcCompareCommand.class,
             UpCommand.class,
             ControllerCommand.class,
