@@ -184,6 +184,12 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
         // Real sockets: the RTT includes two event loops and the kernel, so the RTO floor is 1 ms.
         TransportConfig transport = TransportConfig.defaults().withRto(1_000_000, 2_000_000);
+        if (verbsSocket != null) {
+            // Applications set retry_cnt 7 and timeout 14 expecting ~0.5 s before RETRY_EXC_ERR, as on
+            // hardware with a fixed timeout; the adaptive RTO starts at 50 ms and never goes below 4 ms,
+            // so a peer still moving its QP to RTR, or a host descheduled under load, is waited for.
+            transport = TransportConfig.defaults().withRto(4_000_000, 50_000_000);
+        }
         RealTimeHost host;
         try {
             host = new RealTimeHost(new RealTimeHost.Spec(
