@@ -460,6 +460,11 @@ final class Session {
             }
         }
 
+        /** Drops events of one CQ not yet written to the application. */
+        void forget(final long cookie) {
+            events.removeIf(e -> e == cookie);
+        }
+
         void shutdown() {
             live = false;
             final SocketChannel s = stream;
@@ -747,7 +752,20 @@ final class Session {
 
     private Response destroyCq(final ByteBuffer in) {
         final int h = in.getInt();
-        destroyCq(get(h, Cq.class));
+        final Cq c = get(h, Cq.class);
+        if (c.cq.channel() != null) {
+            // Like the kernel: events the application never read do not keep the CQ alive, and
+            // those still queued for its channel are dropped (the library waits only for events it
+            // returned from ibv_get_cq_event to be acknowledged).
+            for (final Object o : handles.values()) {
+                if (o instanceof Channel ch && ch.channel == c.cq.channel()) {
+                    ch.forget(c.cookie);
+                }
+            }
+            forceDestroyCq(c);
+        } else {
+            destroyCq(c);
+        }
         handles.remove(h);
         return Response.ok();
     }
@@ -771,6 +789,7 @@ final class Session {
         if (c.ring != null) {
             c.ring.close();
         }
+        c.unacked = 0;
     }
 
     private Response reqNotifyCq(final ByteBuffer in) {
