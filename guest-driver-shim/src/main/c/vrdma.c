@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -279,6 +280,7 @@ struct vr_cq {
 	size_t ring_bytes;
 	uint32_t entries;
 	uint32_t cons;
+	uint32_t empty_polls; /* consecutive polls that found nothing */
 	pthread_spinlock_t lock;
 };
 
@@ -979,6 +981,9 @@ static int ring_create(const char *name, size_t bytes, uint8_t **map)
 	return fd;
 }
 
+/* Empty polls between two sched_yield calls (a power of two). */
+#define VR_POLL_SPIN 64
+
 static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
 {
 	return (uint32_t *)(ring + off);
@@ -1115,9 +1120,20 @@ static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		cq->cons++;
 		got++;
 	}
-	if (got)
+	if (got) {
 		__atomic_store_n(ring_u32(cq->ring, VR_CQ_CONS), cq->cons, __ATOMIC_RELEASE);
+		cq->empty_polls = 0;
+	} else {
+		cq->empty_polls++;
+	}
 	pthread_spin_unlock(&cq->lock);
+	/*
+	 * The vNIC runs on this host's CPUs, unlike a hardware NIC: an application spinning on an
+	 * empty CQ would take the CPU the vNIC needs to produce the completion. After a run of empty
+	 * polls, give the CPU away once; while completions flow, poll_cq makes no system call.
+	 */
+	if (!got && (cq->empty_polls & (VR_POLL_SPIN - 1)) == 0)
+		sched_yield();
 	return got;
 }
 
