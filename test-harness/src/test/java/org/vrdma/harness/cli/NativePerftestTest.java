@@ -97,7 +97,7 @@ class NativePerftestTest {
             assertThat(r.serverExit()).as(r.both()).isZero();
             assertThat(r.clientExit()).as(r.both()).isZero();
             for (String out : List.of(r.server(), r.client())) {
-                assertThat(out).contains("409600 bytes in").contains("100 iters in");
+                assertThat(out).contains("819200 bytes in").contains("100 iters in");
                 assertThat(out).containsPattern("remote address: .*GID ::ffff:10\\.");
                 assertNoErrors(out);
             }
