@@ -214,6 +214,8 @@ final class Session {
         int rqCons;
         /** The model's send or receive queue was full: retried after the next completion. */
         boolean stalled;
+        /** The local ACK timeout code the application set (the model may run a longer one). */
+        int requestedTimeout;
 
         Qp(final QueuePair qp, final SharedRing ring, final Cq sendCq, final Cq recvCq, final QpLayout l) {
             this.qp = qp;
@@ -1057,7 +1059,16 @@ final class Session {
             final int ip = ShimInfo.ipv4OfGid(dgid);
             a.ahAttr = new AhAttr(ip, ShimInfo.peerMac(ip), trafficClass & 0xFF, ahPort);
         }
+        final int requestedTimeout = a.timeout;
+        if ((mask & QpAttrMask.TIMEOUT) != 0 && a.timeout != 0 && a.timeout < MIN_TIMEOUT_CODE) {
+            // The spec lets a device wait longer than asked. This vNIC shares its host's CPUs with
+            // the applications, so its back-off may grow to ~1 s before retries run out.
+            a.timeout = MIN_TIMEOUT_CODE;
+        }
         q.qp.modify(a, mask);
+        if ((mask & QpAttrMask.TIMEOUT) != 0) {
+            q.requestedTimeout = requestedTimeout;
+        }
         if ((mask & QpAttrMask.STATE) != 0 && q.qp.state() == QpState.RTS) {
             ringDoorbell(); // sends posted before RTS (the library refuses them) or receives waiting
         }
@@ -1067,6 +1078,7 @@ final class Session {
     private Response queryQp(final ByteBuffer in) {
         final Qp q = get(in.getInt(), Qp.class);
         final QpAttr a = q.qp.query();
+        a.timeout = q.requestedTimeout; // what the application set, not the floor applied
         final ByteBuffer b = Response.body(QP_ATTR_BYTES);
         b.putInt(a.qpState.ordinal()).putInt(a.curQpState.ordinal()).putInt(a.pathMtu.code());
         b.putInt(a.qkey).putInt(a.rqPsn).putInt(a.sqPsn).putInt(a.destQpNum).putInt(a.qpAccessFlags);
@@ -1109,6 +1121,8 @@ final class Session {
     }
 
     private static final QpState[] QP_STATES = QpState.values();
+    /** Shortest local ACK timeout the vNIC runs: 4.096 us * 2^18, about 1.07 s of back-off ceiling. */
+    private static final int MIN_TIMEOUT_CODE = 18;
     /** Attribute mask bits this vNIC understands (through IBV_QP_DEST_QPN). */
     private static final int SUPPORTED_QP_MASK = (1 << 21) - 1;
 

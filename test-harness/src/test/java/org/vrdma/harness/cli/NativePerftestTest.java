@@ -68,6 +68,11 @@ class NativePerftestTest {
     }
 
     @Test
+    void ibSendBwInEventModeSleepsOnTheCompletionChannel() throws Exception {
+        NativePerftestRuns.bandwidth(hosts, "ib_send_bw", 65536, ITERATIONS, "-e");
+    }
+
+    @Test
     void ibAtomicBwReportsAMessageRate() throws Exception {
         NativePerftestRuns.bandwidth(hosts, "ib_atomic_bw", 8, ITERATIONS);
     }
