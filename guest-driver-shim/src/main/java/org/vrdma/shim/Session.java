@@ -862,7 +862,8 @@ final class Session {
         if (released) {
             return;
         }
-        for (final Qp q : List.copyOf(qps)) {
+        for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
+            final Qp q = qps.get(i);
             if (q.stalled) {
                 q.stalled = false;
                 drainSafely(q);
@@ -886,7 +887,8 @@ final class Session {
         if (released) {
             return;
         }
-        for (final Qp q : List.copyOf(qps)) {
+        for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
+            final Qp q = qps.get(i);
             if (!q.stalled) {
                 drainSafely(q);
             }
