@@ -108,10 +108,12 @@ class NativePerftestTest {
             }
         }
 
-        static void bandwidth(NativeVerbsHosts hosts, String program, int size, int iterations) throws Exception {
+        static void bandwidth(NativeVerbsHosts hosts, String program, int size, int iterations, String... extra)
+                throws Exception {
             int port = HostProcesses.freeTcpPort("127.0.0.1");
             List<String> cmd =
                     new java.util.ArrayList<>(List.of(program, "-d", "vrdma0", "-n", "" + iterations, "-p", "" + port));
+            cmd.addAll(List.of(extra));
             if (!program.equals("ib_atomic_bw")) {
                 cmd.addAll(List.of("-s", "" + size));
             }
