@@ -18,11 +18,12 @@ final class NativeBench {
             out.flush();
             return;
         }
-        int seconds = (int) Math.max(1, Math.round(durationNs / 1e9));
+        // About the duration at this machine's pace (64 KiB WRITEs and 2 B round trips per second).
+        int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 * 1000 * 65536 / sizeBytes));
         int latencyIterations = (int) Math.max(200, Math.min(20_000, durationNs / 1e9 * 1000));
         NativePerftestBench.Result r;
         try (NativePerftestBench bench = NativePerftestBench.start(lib)) {
-            r = bench.run(sizeBytes, seconds, 2, latencyIterations);
+            r = bench.run(sizeBytes, writes, 2, latencyIterations);
         } catch (Exception e) {
             out.println("perftest over the emulator: FAILED: " + e.getMessage());
             out.flush();

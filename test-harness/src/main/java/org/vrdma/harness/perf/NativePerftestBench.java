@@ -120,11 +120,13 @@ public final class NativePerftestBench implements AutoCloseable {
         return new NativePerftestBench(nativeDir);
     }
 
-    /** {@code ib_write_bw -s sizeBytes -D seconds} and {@code ib_send_lat -s latencyBytes -n iterations}. */
-    public Result run(int sizeBytes, int seconds, int latencyBytes, int latencyIterations) throws Exception {
+    /**
+     * {@code ib_write_bw -s sizeBytes -n writes} and {@code ib_send_lat -s latencyBytes -n iterations}
+     * (iteration counts rather than perftest's {@code -D}, whose margins swallow short runs).
+     */
+    public Result run(int sizeBytes, int writes, int latencyBytes, int latencyIterations) throws Exception {
         String write = pair(
-                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-D", "" + seconds, "--report_gbits"),
-                seconds + 120L);
+                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits"), 300);
         Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
                 .matcher(write);
         double gbps = bw.find() ? Double.parseDouble(bw.group(2)) : 0;
