@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             BenchCommand.class,
             LinkCommand.class,
+            LabCommand.class,
             CcCompareCommand.class,
             UpCommand.class,
             ControllerCommand.class,
