@@ -22,6 +22,9 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.AbstractWaitStrategy;
 import org.testcontainers.images.builder.ImageFromDockerfile;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabBackend;
+import org.vrdma.harness.lab.LabRun;
 
 /**
  * The Testcontainers backend: one container per host on a Docker network created for the lab
@@ -38,7 +41,7 @@ import org.testcontainers.images.builder.ImageFromDockerfile;
  * <p>Names: the network is the lab id, host {@code h}'s container {@code <lab id>-h}, the image
  * {@code <lab id>-host}.
  */
-public final class DockerBackend implements HostBackend {
+public final class DockerBackend implements HostBackend, LabBackend {
     private static final int FIRST_PORT = 6081;
     private static final List<String> SYSTEM_DIRS = List.of("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc");
 
@@ -48,8 +51,28 @@ public final class DockerBackend implements HostBackend {
     }
 
     @Override
+    public String description() {
+        return "real time, one container per host on a Docker network made for the lab (Testcontainers)";
+    }
+
+    @Override
+    public String unavailableReason() {
+        try {
+            return DockerClientFactory.instance().isDockerAvailable() ? null : "no Docker engine answers";
+        } catch (RuntimeException e) {
+            return "no Docker engine answers: " + e.getMessage();
+        }
+    }
+
+    /** Brings a lab definition up here: one ENI per host, one VPC, perftest workloads. */
+    @Override
+    public LabRun start(Lab lab) {
+        return RealTimeLabRun.start(this, lab);
+    }
+
+    @Override
     public Hosts open(String labId, List<String> hostNames) {
-        Lab lab = new Lab(labId);
+        LabHosts lab = new LabHosts(labId);
         try {
             lab.create(hostNames);
             return lab;
@@ -107,7 +130,7 @@ public final class DockerBackend implements HostBackend {
         return out;
     }
 
-    private static final class Lab implements Hosts {
+    private static final class LabHosts implements Hosts {
         private final String labId;
         private final String imageName;
         private Network network;
@@ -116,7 +139,7 @@ public final class DockerBackend implements HostBackend {
         private final List<DockerRun> runs = new CopyOnWriteArrayList<>();
         private boolean imageBuilt;
 
-        Lab(String labId) {
+        LabHosts(String labId) {
             this.labId = labId;
             this.imageName = labId + "-host:1";
         }
@@ -210,7 +233,7 @@ public final class DockerBackend implements HostBackend {
     }
 
     private record Environment(
-            String hostName, String underlayIp, GenericContainer<?> container, Lab lab, AtomicInteger nextPort)
+            String hostName, String underlayIp, GenericContainer<?> container, LabHosts lab, AtomicInteger nextPort)
             implements HostEnvironment {
         @Override
         public int allocatePort() {

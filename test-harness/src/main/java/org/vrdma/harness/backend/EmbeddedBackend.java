@@ -14,6 +14,9 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.vrdma.harness.cli.VrdmaCli;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabBackend;
+import org.vrdma.harness.lab.LabRun;
 import picocli.CommandLine;
 
 /**
@@ -22,7 +25,7 @@ import picocli.CommandLine;
  * loop and real UDP between the vSwitches. Nothing to install, nothing outside the process to
  * clean up; it starts in milliseconds.
  */
-public final class EmbeddedBackend implements HostBackend {
+public final class EmbeddedBackend implements HostBackend, LabBackend {
     private static final String LOOPBACK = "127.0.0.1";
     /** Ports handed out in this JVM: never handed out twice, so concurrent runs cannot collide. */
     private static final Set<Integer> HANDED_OUT = new HashSet<>();
@@ -30,6 +33,17 @@ public final class EmbeddedBackend implements HostBackend {
     @Override
     public String name() {
         return "embedded";
+    }
+
+    @Override
+    public String description() {
+        return "real time, every host in this process on 127.0.0.1, vSwitches over real UDP";
+    }
+
+    /** Brings a lab definition up here: one ENI per host, one VPC, perftest workloads. */
+    @Override
+    public LabRun start(Lab lab) {
+        return RealTimeLabRun.start(this, lab);
     }
 
     @Override

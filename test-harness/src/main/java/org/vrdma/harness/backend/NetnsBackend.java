@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabBackend;
+import org.vrdma.harness.lab.LabRun;
 
 /**
  * The network-namespace backend: one namespace per host, each with a veth link to a bridge in
@@ -19,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Names: the bridge namespace is the lab id, host {@code h}'s namespace is {@code <lab id>-h};
  * the underlay is 192.168.216.0/24, host {@code i} (from 0) at {@code .i+1}.
  */
-public final class NetnsBackend implements HostBackend {
+public final class NetnsBackend implements HostBackend, LabBackend {
     private static final String SUBNET = "192.168.216.";
     private static final int FIRST_PORT = 6081;
 
@@ -29,12 +32,33 @@ public final class NetnsBackend implements HostBackend {
     }
 
     @Override
+    public String description() {
+        return "real time, one network namespace per host on a bridge, a host process in each (root)";
+    }
+
+    @Override
+    public String unavailableReason() {
+        try {
+            requireRoot();
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** Brings a lab definition up here: one ENI per host, one VPC, perftest workloads. */
+    @Override
+    public LabRun start(Lab lab) {
+        return RealTimeLabRun.start(this, lab);
+    }
+
+    @Override
     public Hosts open(String labId, List<String> hostNames) throws Exception {
         requireRoot();
         if (hostNames.size() > 250) {
             throw new IllegalArgumentException("the netns backend takes at most 250 hosts");
         }
-        Lab lab = new Lab(labId, Files.createTempDirectory(labId));
+        LabHosts lab = new LabHosts(labId, Files.createTempDirectory(labId));
         try {
             lab.create(hostNames);
             return lab;
@@ -77,14 +101,14 @@ public final class NetnsBackend implements HostBackend {
         }
     }
 
-    private static final class Lab implements Hosts {
+    private static final class LabHosts implements Hosts {
         private final String labId;
         private final Path dir;
         private final List<String> created = new ArrayList<>();
         private final List<HostEnvironment> envs = new ArrayList<>();
         private final List<ProcessRun> runs = new CopyOnWriteArrayList<>();
 
-        Lab(String labId, Path dir) {
+        LabHosts(String labId, Path dir) {
             this.labId = labId;
             this.dir = dir;
         }
@@ -159,9 +183,10 @@ public final class NetnsBackend implements HostBackend {
         }
     }
 
-    private record Environment(String hostName, String namespace, String underlayIp, Lab lab, AtomicInteger nextPort)
+    private record Environment(
+            String hostName, String namespace, String underlayIp, LabHosts lab, AtomicInteger nextPort)
             implements HostEnvironment {
-        Environment(String hostName, String namespace, String underlayIp, Lab lab) {
+        Environment(String hostName, String namespace, String underlayIp, LabHosts lab) {
             this(hostName, namespace, underlayIp, lab, new AtomicInteger(FIRST_PORT));
         }
 

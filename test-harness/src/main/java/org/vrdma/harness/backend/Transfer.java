@@ -21,9 +21,14 @@ public record Transfer(
             Pattern.compile("verify: (\\d+) bytes written by the client, byte-exact");
     private static final Pattern CLIENT_VERIFIED = Pattern.compile("verify: (\\d+) bytes byte-exact");
 
-    /** Bytes the receiving host compared and found exact, when it checked. */
+    /**
+     * Bytes the receiving side compared and found exact, when it checked: the server for
+     * {@code write_bw} (it received the writes), the client for {@code read_bw} (it read them).
+     */
     public OptionalLong verifiedBytes() {
-        Matcher m = SERVER_VERIFIED.matcher(serverOutput);
+        Matcher m = options.test().equals("read_bw")
+                ? CLIENT_VERIFIED.matcher(clientOutput)
+                : SERVER_VERIFIED.matcher(serverOutput);
         return m.find() ? OptionalLong.of(Long.parseLong(m.group(1))) : OptionalLong.empty();
     }
 

@@ -2,11 +2,13 @@ package org.vrdma.harness.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.vrdma.harness.lab.LabLoader;
 
 /**
  * The same two-host lab on every real-time backend: RDMA WRITEs one way, then the other, every byte
@@ -26,12 +28,13 @@ class LabBackendsTest {
         List<String> before = leftovers(backend, ours);
         assertThat(before).as("nothing of an earlier lab of this run").isEmpty();
 
-        RunningLab lab = RunningLab.start(backend, LabPlan.hosts("two", 2));
+        // The lab file every backend runs (./vrdma lab run labs/two-hosts.json runs it in virtual time).
+        RunningLab lab = RunningLab.start(backend, LabPlans.of(LabLoader.load(Path.of("labs/two-hosts.json"))));
         List<Transfer> transfers;
         List<String> whileUp;
         try {
-            LabHost h1 = lab.host("h1");
-            LabHost h2 = lab.host("h2");
+            LabHost h1 = lab.host("h0");
+            LabHost h2 = lab.host("h1");
             assertThat(lab.id()).startsWith(ours);
             assertThat(h1.underlayIp()).isNotEqualTo(backendName.equals("embedded") ? "" : h2.underlayIp());
             whileUp = lab.leftovers();
@@ -53,12 +56,12 @@ class LabBackendsTest {
                 assertThat(transfers.getFirst().from().underlayIp()).isEqualTo("127.0.0.1");
             case "netns" -> {
                 assertThat(transfers.getFirst().from().underlayIp()).startsWith("192.168.216.");
-                assertThat(whileUp).anyMatch(s -> s.startsWith("network namespace " + lab.id() + "-h1"));
+                assertThat(whileUp).anyMatch(s -> s.startsWith("network namespace " + lab.id() + "-h0"));
             }
             default -> {
                 assertThat(transfers.getFirst().from().underlayIp()).doesNotStartWith("127.");
                 assertThat(whileUp)
-                        .anyMatch(s -> s.startsWith("container /" + lab.id() + "-h2"))
+                        .anyMatch(s -> s.startsWith("container /" + lab.id() + "-h1"))
                         .anyMatch(s -> s.equals("Docker network " + lab.id()));
             }
         }

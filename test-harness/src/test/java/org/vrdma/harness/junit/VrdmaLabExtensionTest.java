@@ -39,6 +39,15 @@ class VrdmaLabExtensionTest {
         assertThat(first.name()).isEqualTo("h1");
     }
 
+    @Test
+    @VrdmaLab("labs/two-hosts.json")
+    void aLabFileGivesTheHosts(RunningLab lab, LabHost h0, LabHost h1) {
+        assertThat(lab.plan().name()).isEqualTo("two-hosts");
+        assertThat(List.of(h0.name(), h1.name())).containsExactly("h0", "h1");
+        assertThat(h0.vni()).isEqualTo(100);
+        assertThat(h0.eniIpv4()).isNotEqualTo(h1.eniIpv4());
+    }
+
     /** Run only through the test kit below: its body fails on purpose after the lab came up. */
     static class DeliberatelyFailing {
         static volatile String labId;
