@@ -293,6 +293,11 @@ public final class DockerBackend implements HostBackend, LabBackend {
         }
 
         @Override
+        public boolean finished() {
+            return result.isDone();
+        }
+
+        @Override
         public String output() {
             var r = result.getNow(null);
             return r == null ? "(still running)" : r.getStdout() + r.getStderr();

@@ -139,6 +139,11 @@ public final class EmbeddedBackend implements HostBackend, LabBackend {
         }
 
         @Override
+        public boolean finished() {
+            return !thread.isAlive();
+        }
+
+        @Override
         public String output() {
             return out + err.toString();
         }

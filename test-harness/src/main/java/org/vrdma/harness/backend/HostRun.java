@@ -10,6 +10,9 @@ public interface HostRun {
     /** Waits for the run to end and returns its exit status; kills it and returns {@link #TIMED_OUT} after {@code timeout}. */
     int await(Duration timeout) throws InterruptedException;
 
+    /** Whether the run has ended. */
+    boolean finished();
+
     /** What the run printed so far, standard output then standard error. */
     String output();
 

@@ -40,6 +40,11 @@ final class ProcessRun implements HostRun {
     }
 
     @Override
+    public boolean finished() {
+        return !process.isAlive();
+    }
+
+    @Override
     public String output() {
         return read(out) + read(err);
     }

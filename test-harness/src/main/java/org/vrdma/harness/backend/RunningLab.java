@@ -116,6 +116,7 @@ public final class RunningLab implements AutoCloseable {
             List<Transfer> done = new ArrayList<>();
             for (Running r : running) {
                 TransferOptions o = r.request.options();
+                failFastOnServerError(r, o.timeout().plus(Duration.ofSeconds(90)));
                 int clientExit = r.client.await(o.timeout().plus(Duration.ofSeconds(90)));
                 int serverExit = r.server.await(Duration.ofSeconds(30));
                 done.add(new Transfer(
@@ -137,6 +138,21 @@ public final class RunningLab implements AutoCloseable {
     }
 
     private record Running(TransferRequest request, HostRun server, HostRun client) {}
+
+    /**
+     * A server that ended with an error (bad options, address in use) fails the transfer within
+     * seconds, not after the client's connect timeout: the client gets 5 s more, then is killed.
+     */
+    private static void failFastOnServerError(Running r, Duration limit) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!r.client.finished() && System.nanoTime() - deadline < 0) {
+            if (r.server.finished() && r.server.await(Duration.ZERO) != 0) {
+                r.client.await(Duration.ofSeconds(5));
+                return;
+            }
+            Thread.sleep(50);
+        }
+    }
 
     private Running startTransfer(TransferRequest r) throws Exception {
         if (r.from().equals(r.to())) {
@@ -172,6 +188,9 @@ public final class RunningLab implements AutoCloseable {
                 r.from().eniIpv4(),
                 "--peer-underlay",
                 clientUnderlay,
+                // The server takes the test from the client's HELLO but checks its own options too.
+                "--size",
+                String.valueOf(o.sizeBytes()),
                 "--buffer",
                 String.valueOf(o.bufferBytes())));
         server.addAll(common);
