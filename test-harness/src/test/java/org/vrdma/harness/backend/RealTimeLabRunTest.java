@@ -3,11 +3,15 @@ package org.vrdma.harness.backend;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.vrdma.harness.lab.Lab;
 import org.vrdma.harness.lab.LabBackends;
 import org.vrdma.harness.lab.LabException;
@@ -15,6 +19,7 @@ import org.vrdma.harness.lab.LabLoader;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
 import org.vrdma.harness.lab.RunProgress;
+import org.vrdma.harness.lab.report.LabRunner;
 
 /** The real-time backends behind the lab SPI: registered by name, running a lab file's perftests. */
 class RealTimeLabRunTest {
@@ -50,6 +55,27 @@ class RealTimeLabRunTest {
         assertThat(results.counters().bytesDelivered()).isEqualTo(400L * 65536 + 200L * 65536 + 1000L * 64);
         assertThat(LabProcesses.withLabPrefix(id)).isEmpty();
         assertThat(new EmbeddedBackend().leftovers(id)).isEmpty();
+    }
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void labRunWritesResultsAndTheReportForARealTimeRun(@TempDir Path dir) throws Exception {
+        Lab lab = LabLoader.parse("""
+                {"name": "rt", "topology": {"type": "pair"},
+                 "workloads": [{"type": "perftest", "test": "writeBw", "client": "h0", "server": "h1",
+                                "sizeBytes": 65536, "iterations": 64, "verify": true}]}
+                """, false);
+        var outcomes = new LabRunner(
+                        LabBackends.get("embedded"), dir, new PrintStream(OutputStream.nullOutputStream()), false, true)
+                .run(lab);
+        assertThat(outcomes).hasSize(1);
+        assertThat(outcomes.getFirst().results().perftests().getFirst().verifiedBytes())
+                .isEqualTo(64L * 65536);
+        String json = Files.readString(dir.resolve("results.json"));
+        assertThat(json)
+                .containsPattern("\"backend\"\\s*:\\s*\"embedded\"")
+                .containsPattern("\"verifiedBytes\"\\s*:\\s*4194304");
+        assertThat(dir.resolve("report.html")).exists();
     }
 
     @Test
