@@ -176,14 +176,44 @@ public final class DockerBackend implements HostBackend, LabBackend {
                     c.withFileSystemBind(b.toString(), b.toString(), BindMode.READ_ONLY);
                 }
                 containers.add(c);
-                imageBuilt = true;
-                c.start();
+            }
+            imageBuilt = true;
+            image.get(); // built once, before the containers start
+            startAll();
+            for (int i = 0; i < hostNames.size(); i++) {
+                GenericContainer<?> c = containers.get(i);
                 String ip = c.getContainerInfo()
                         .getNetworkSettings()
                         .getNetworks()
                         .get(labId)
                         .getIpAddress();
-                envs.add(new Environment(host, ip, c, this, new AtomicInteger(FIRST_PORT)));
+                envs.add(new Environment(hostNames.get(i), ip, c, this, new AtomicInteger(FIRST_PORT)));
+            }
+        }
+
+        /** Starts the containers at once: each start is mostly waiting for the engine. */
+        private void startAll() {
+            List<Thread> starts = new ArrayList<>();
+            List<RuntimeException> failures = new CopyOnWriteArrayList<>();
+            for (GenericContainer<?> c : containers) {
+                starts.add(Thread.ofPlatform().name(labId + "-start").start(() -> {
+                    try {
+                        c.start();
+                    } catch (RuntimeException e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            for (Thread t : starts) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while starting the lab's containers", e);
+                }
+            }
+            if (!failures.isEmpty()) {
+                throw failures.getFirst();
             }
         }
 

@@ -1,6 +1,7 @@
 package org.vrdma.harness.backend;
 
 import java.util.List;
+import org.vrdma.harness.lab.LabBackends;
 
 /**
  * How a lab's hosts come to exist: each backend gives every host an environment with its own
@@ -33,14 +34,14 @@ public interface HostBackend {
         void close();
     }
 
-    /** The backend called {@code name}; throws with the known names otherwise. */
+    /**
+     * The real-time backend called {@code name}, from the lab backend registry ({@code
+     * LabBackends}); throws naming the real-time ones otherwise.
+     */
     static HostBackend byName(String name) {
-        return switch (name) {
-            case "embedded" -> new EmbeddedBackend();
-            case "netns" -> new NetnsBackend();
-            case "docker" -> new DockerBackend();
-            default ->
-                throw new IllegalArgumentException("unknown lab backend " + name + " (known: embedded, netns, docker)");
-        };
+        if (LabBackends.all().get(name) instanceof HostBackend backend) {
+            return backend;
+        }
+        throw new IllegalArgumentException("no real-time lab backend " + name + " (have embedded, netns, docker)");
     }
 }
