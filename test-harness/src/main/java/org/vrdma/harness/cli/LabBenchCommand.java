@@ -71,10 +71,12 @@ final class LabBenchCommand implements Callable<Integer> {
                 load * 100, cc, seed);
         out.printf(
                 Locale.ROOT,
-                "machine: %d cores; %s %s; one thread%n",
+                "machine: %d cores; %s %s; GC %s; one thread; load average %s%n",
                 Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.vm.name"),
-                System.getProperty("java.vm.version"));
+                System.getProperty("java.vm.version"),
+                ManagementFactory.getGarbageCollectorMXBeans().getFirst().getName(),
+                loadAverage());
         out.flush();
         double baseline = baselinePerSecond(threads, out);
         if (warmupUs > 0) {
@@ -136,6 +138,11 @@ final class LabBenchCommand implements Callable<Integer> {
                 perSecond / 1e6,
                 TARGET_PER_SECOND / 1e6,
                 perSecond >= TARGET_PER_SECOND ? "met" : "NOT met");
+        out.printf(
+                Locale.ROOT,
+                "per CPU-second of the lab thread (less sensitive to other load; GC runs on other threads): %.3f M (thread CPU %.2f s)%n",
+                c.linkTransmissions() / (cpuNs / 1e9) / 1e6,
+                cpuNs / 1e9);
         out.printf(
                 Locale.ROOT,
                 "baseline, bare LinkModel frames: %.3f M/s; fat tree / baseline = %.3f%n",

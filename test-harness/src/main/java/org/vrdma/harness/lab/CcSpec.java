@@ -20,6 +20,7 @@ public record CcSpec(String algorithm, JsonNode config) {
         return new CcSpec(algorithm, null);
     }
 
+    @com.fasterxml.jackson.annotation.JsonIgnore
     public boolean isNone() {
         return algorithm == null || algorithm.equals("none");
     }

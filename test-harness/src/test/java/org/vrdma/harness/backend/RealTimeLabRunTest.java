@@ -47,12 +47,12 @@ class RealTimeLabRunTest {
         assertThat(results.backend()).isEqualTo("embedded");
         List<LabResults.PerftestResult> p = results.perftests();
         assertThat(p).extracting(LabResults.PerftestResult::test).containsExactly("writeBw", "readBw", "sendLat");
-        assertThat(p.get(0).verifiedBytes()).isEqualTo(400L * 65536);
+        assertThat(p.get(0).verifiedBytes()).isEqualTo(200L * 65536);
         assertThat(p.get(0).gbps()).isPositive();
         assertThat(p.get(1).verifiedBytes()).isEqualTo(200L * 65536);
         assertThat(p.get(2).latencyP50Us()).isPositive();
         assertThat(p.get(2).latencyP99Us()).isGreaterThanOrEqualTo(p.get(2).latencyP50Us());
-        assertThat(results.counters().bytesDelivered()).isEqualTo(400L * 65536 + 200L * 65536 + 1000L * 64);
+        assertThat(results.counters().bytesDelivered()).isEqualTo(200L * 65536 + 200L * 65536 + 1000L * 64);
         assertThat(LabProcesses.withLabPrefix(id)).isEmpty();
         assertThat(new EmbeddedBackend().leftovers(id)).isEmpty();
     }
