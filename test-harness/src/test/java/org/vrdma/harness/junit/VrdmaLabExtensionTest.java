@@ -8,14 +8,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.platform.testkit.engine.EngineExecutionResults;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.vrdma.harness.backend.HostBackend;
 import org.vrdma.harness.backend.LabHost;
-import org.vrdma.harness.backend.LabPlan;
 import org.vrdma.harness.backend.LabProcesses;
 import org.vrdma.harness.backend.RunningLab;
 import org.vrdma.harness.backend.TransferOptions;
@@ -48,31 +46,17 @@ class VrdmaLabExtensionTest {
         assertThat(h0.eniIpv4()).isNotEqualTo(h1.eniIpv4());
     }
 
-    /** Run only through the test kit below: its body fails on purpose after the lab came up. */
-    static class DeliberatelyFailing {
-        static volatile String labId;
-        static volatile List<String> whileUp;
-
-        @Test
-        @VrdmaLab(hosts = 2)
-        void fails(RunningLab lab) throws Exception {
-            labId = lab.id();
-            whileUp = lab.leftovers();
-            throw new AssertionError("deliberate failure in lab " + lab.id());
-        }
-    }
-
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"embedded", "netns", "docker"})
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void aFailingTestBodyStillTearsItsLabDown(String backend) throws Exception {
-        DeliberatelyFailing.labId = null;
+        LabFixtures.DeliberatelyFailing.labId = null;
         String before = System.getProperty(VrdmaLabExtension.BACKEND_PROPERTY);
         System.setProperty(VrdmaLabExtension.BACKEND_PROPERTY, backend);
         EngineExecutionResults results;
         try {
             results = EngineTestKit.engine("junit-jupiter")
-                    .selectors(selectClass(DeliberatelyFailing.class))
+                    .selectors(selectClass(LabFixtures.DeliberatelyFailing.class))
                     .execute();
         } finally {
             if (before == null) {
@@ -89,7 +73,7 @@ class VrdmaLabExtensionTest {
                 .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
                 .getThrowable()
                 .orElseThrow();
-        String id = DeliberatelyFailing.labId;
+        String id = LabFixtures.DeliberatelyFailing.labId;
         assertThat(id)
                 .isNotNull()
                 .startsWith(
@@ -98,7 +82,7 @@ class VrdmaLabExtensionTest {
         assertThat(failure).isInstanceOf(AssertionError.class).hasMessage("deliberate failure in lab " + id);
         assertThat(failure.getSuppressed()).isEmpty();
         if (!backend.equals("embedded")) {
-            assertThat(DeliberatelyFailing.whileUp)
+            assertThat(LabFixtures.DeliberatelyFailing.whileUp)
                     .as("the lab existed during the test")
                     .isNotEmpty();
         }
@@ -107,32 +91,11 @@ class VrdmaLabExtensionTest {
         assertThat(after).isEmpty();
     }
 
-    /** The programmatic form, with a plan of its own. */
-    static class Programmatic {
-        @RegisterExtension
-        static final VrdmaLabExtension LAB = VrdmaLabExtension.builder()
-                .backend("embedded")
-                .plan(new LabPlan(
-                        "pair",
-                        7,
-                        List.of(
-                                new LabPlan.HostPlan("client", "192.168.7.10"),
-                                new LabPlan.HostPlan("server", "192.168.7.20"))))
-                .build();
-
-        @Test
-        void moves(RunningLab lab, LabHost client, LabHost server) throws Exception {
-            assertThat(client.name()).isEqualTo("client");
-            assertThat(server.vni()).isEqualTo(7);
-            lab.transfer(client, server, TransferOptions.verifiedWrite(4 << 20)).assertByteExact();
-        }
-    }
-
     @Test
     @Timeout(value = 2, unit = TimeUnit.MINUTES)
     void theBuilderConfiguresTheLab() {
         EngineExecutionResults results = EngineTestKit.engine("junit-jupiter")
-                .selectors(selectClass(Programmatic.class))
+                .selectors(selectClass(LabFixtures.Programmatic.class))
                 .execute();
         results.testEvents().assertStatistics(s -> s.started(1).succeeded(1));
     }
