@@ -114,7 +114,7 @@ class LabReproducibilityTest {
                 new LabRunner(LabBackends.get("virtual"), dir, System.out, true, true).run(lab);
         assertThat(outcomes).hasSize(2);
         Path first = dir.resolve("cc=dcqcn");
-        for (String f : List.of("results.json", "flows.csv", "fct.csv", "throughput.csv", "queues.csv")) {
+        for (String f : List.of("results.json", "lab.json", "flows.csv", "fct.csv", "throughput.csv", "queues.csv")) {
             assertThat(first.resolve(f)).isNotEmptyFile();
         }
         assertThat(Files.readAllLines(first.resolve("flows.csv")))
@@ -132,5 +132,6 @@ class LabReproducibilityTest {
         Lab replay = LabLoader.load(first.resolve("results.json"));
         assertThat(replay.cc().algorithm()).isEqualTo("dcqcn");
         assertThat(run(replay)).isEqualTo(Files.readString(first.resolve("results.json")));
+        assertThat(LabLoader.load(first.resolve("lab.json"))).isEqualTo(replay);
     }
 }

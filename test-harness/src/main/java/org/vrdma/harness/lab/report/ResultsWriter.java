@@ -11,7 +11,8 @@ import org.vrdma.harness.lab.LabResults;
 
 /**
  * Writes a run's results: {@code results.json} (everything, with the lab and seed, so {@code
- * ./vrdma lab run results.json} replays it), and CSV files for spreadsheets and scripts: {@code
+ * ./vrdma lab run results.json} replays it), {@code lab.json} (the lab with its seed, which
+ * replays it too), and CSV files for spreadsheets and scripts: {@code
  * flows.csv}, {@code fct.csv} (slowdown percentiles by size), {@code throughput.csv}, {@code
  * queues.csv}.
  */
@@ -31,6 +32,8 @@ public final class ResultsWriter {
         try {
             Files.createDirectories(dir);
             Files.writeString(dir.resolve("results.json"), json(r));
+            // The lab beside the CSV files, seed included: ./vrdma lab run lab.json replays them too.
+            Files.writeString(dir.resolve("lab.json"), LabLoader.toJson(r.lab()) + "\n");
             StringBuilder flows =
                     new StringBuilder("id,workload,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,cc\n");
             for (LabResults.FlowResult f : r.flows()) {
