@@ -32,5 +32,10 @@ if [ -n "$missing" ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
+# The Testcontainers lab backend's tests need a Docker engine; no image is pulled.
+# shellcheck source=.ci/docker-engine.sh
+. .ci/docker-engine.sh
+vrdma_docker_engine
+
 echo "test.sh: JDK $JAVA_HOME; running mvn verify" >&2
 exec mvn -B -ntp verify "$@"

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -254,6 +256,8 @@ struct vr_context {
 	struct verbs_context vctx; /* ends with struct ibv_context */
 	struct vr_conn conn;
 	struct vr_device_attr attr;
+	int db_fd; /* doorbell connection (non-blocking), -1 until the first QP */
+	pthread_mutex_t db_lock;
 };
 
 struct vr_pd {
@@ -272,6 +276,23 @@ struct vr_channel {
 struct vr_cq {
 	struct ibv_cq cq;
 	uint32_t acked; /* events acknowledged and not yet reported to the server */
+	uint8_t *ring; /* completion ring shared with the vNIC */
+	size_t ring_bytes;
+	uint32_t entries;
+	uint32_t cons;
+	uint32_t empty_polls; /* consecutive polls that found nothing */
+	pthread_spinlock_t lock;
+};
+
+struct vr_qp {
+	struct ibv_qp qp;
+	uint8_t *ring; /* send and receive rings shared with the vNIC */
+	size_t ring_bytes;
+	uint32_t sq_entries, rq_entries, sq_stride, rq_stride;
+	uint32_t max_send_sge, max_recv_sge, max_inline, max_send_wr, max_recv_wr;
+	uint32_t sq_prod, rq_prod;
+	int sq_sig_all;
+	pthread_spinlock_t sq_lock, rq_lock;
 };
 
 static struct vr_device *g_device;
@@ -395,6 +416,8 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ret;
 		return NULL;
 	}
+	c->db_fd = -1;
+	pthread_mutex_init(&c->db_lock, NULL);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = c->conn.fd;
@@ -427,6 +450,9 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 	c = to_vctx(ctx);
 	/* Closing the socket releases everything the context still holds in the vNIC. */
 	vr_close_conn(&c->conn);
+	if (c->db_fd >= 0)
+		close(c->db_fd);
+	pthread_mutex_destroy(&c->db_lock);
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
 	pthread_mutex_destroy(&ctx->mutex);
@@ -907,15 +933,74 @@ EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	vr_call(&to_vctx(cq->context)->conn, VR_ACK_CQ_EVENTS, &req, sizeof(req), NULL, 0, NULL);
 }
 
+/* ---------------------------------------------------------------- shared memory */
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+static uint32_t align64(uint32_t n)
+{
+	return (n + 63u) & ~63u;
+}
+
+/*
+ * A sealed memfd of `bytes`, mapped shared at *map. The vNIC opens it as /proc/<pid>/fd/<fd> and
+ * maps it too; the seals guarantee neither mapping can ever fault on a shrunk file. Returns the
+ * fd (the caller closes it once the vNIC has mapped it) or -1 with errno set.
+ */
+static int ring_create(const char *name, size_t bytes, uint8_t **map)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	void *p;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)bytes) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	*map = p;
+	return fd;
+}
+
+/* Empty polls between two sched_yield calls (a power of two). */
+#define VR_POLL_SPIN 64
+
+static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
+{
+	return (uint32_t *)(ring + off);
+}
+
+/* ---------------------------------------------------------------- CQs */
+
 EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 				    struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct vr_create_cq_req req;
+	struct vr_create_cq_ring_req req;
 	struct vr_create_cq_resp resp;
 	struct vr_cq *cq;
-	int ret;
+	int fd, ret;
 
-	if (!ctx || cqe < 1 || comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+	if (!ctx || cqe < 1 || cqe > (1 << 24) || comp_vector < 0 ||
+	    comp_vector >= ctx->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -924,18 +1009,32 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_c
 		errno = ENOMEM;
 		return NULL;
 	}
-	req = (struct vr_create_cq_req){
-		.cqe = (uint32_t)cqe,
-		.channel = channel ? ((struct vr_channel *)channel)->handle : 0,
-		.comp_vector = (uint32_t)comp_vector,
-		.cookie = (uint64_t)(uintptr_t)&cq->cq,
+	cq->entries = pow2_at_least((uint32_t)cqe + 1);
+	cq->ring_bytes = VR_CQ_RING_HDR + (size_t)cq->entries * sizeof(struct vr_wc_slot);
+	fd = ring_create("vrdma-cq", cq->ring_bytes, &cq->ring);
+	if (fd < 0) {
+		free(cq);
+		return NULL;
+	}
+	req = (struct vr_create_cq_ring_req){
+		.base = {
+			.cqe = (uint32_t)cqe,
+			.channel = channel ? ((struct vr_channel *)channel)->handle : 0,
+			.comp_vector = (uint32_t)comp_vector,
+			.cookie = (uint64_t)(uintptr_t)&cq->cq,
+		},
+		.ring_fd = fd,
+		.ring_bytes = (uint32_t)cq->ring_bytes,
 	};
 	ret = vr_call_fixed(&to_vctx(ctx)->conn, VR_CREATE_CQ, &req, sizeof(req), &resp, sizeof(resp));
+	close(fd);
 	if (ret) {
+		munmap(cq->ring, cq->ring_bytes);
 		free(cq);
 		errno = ret;
 		return NULL;
 	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	cq->cq.context = ctx;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;
@@ -950,6 +1049,7 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_c
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
+	struct vr_cq *c = (struct vr_cq *)cq;
 	struct vr_handle req;
 	int ret;
 
@@ -963,7 +1063,9 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 		__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_SEQ_CST);
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
-	free(cq);
+	pthread_spin_destroy(&c->lock);
+	munmap(c->ring, c->ring_bytes);
+	free(c);
 	return 0;
 }
 
@@ -983,54 +1085,56 @@ static struct ibv_cq_ex *vr_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_
 }
 
 /*
- * poll_cq: the slow path over the control socket, until completion rings shared with the vNIC
- * exist. Returns the number of completions or -1 (errno set) as the verbs contract asks.
+ * poll_cq reads the completion ring the vNIC fills: no system call. Returns the number of
+ * completions (0 if none).
  */
-static int vr_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
-	struct {
-		uint32_t n;
-		uint32_t reserved;
-		struct vr_wc wc[64];
-	} __attribute__((packed)) resp;
-	struct vr_handle req;
-	uint32_t len = 0;
-	int ret;
+	struct vr_cq *cq = (struct vr_cq *)ibcq;
+	uint32_t prod, mask = cq->entries - 1;
+	int got = 0;
 
 	if (n <= 0)
 		return 0;
-	if (n > 64)
-		n = 64;
-	req = (struct vr_handle){ .handle = cq->handle, .arg = (uint32_t)n };
-	ret = vr_call(&to_vctx(cq->context)->conn, VR_POLL_CQ, &req, sizeof(req), &resp, sizeof(resp),
-		      &len);
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
-	if (len < 8 || resp.n > (uint32_t)n || len < 8 + resp.n * sizeof(struct vr_wc)) {
-		errno = EPROTO;
-		return -1;
-	}
-	for (uint32_t i = 0; i < resp.n; i++) {
-		const struct vr_wc *w = &resp.wc[i];
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(ring_u32(cq->ring, VR_CQ_PROD), __ATOMIC_ACQUIRE);
+	while (got < n && cq->cons != prod) {
+		const struct vr_wc *w =
+			&((const struct vr_wc_slot *)(cq->ring + VR_CQ_RING_HDR))[cq->cons & mask].wc;
+		struct ibv_wc *o = &wc[got];
 
-		memset(&wc[i], 0, sizeof(wc[i]));
-		wc[i].wr_id = w->wr_id;
-		wc[i].status = (enum ibv_wc_status)w->status;
-		wc[i].opcode = (enum ibv_wc_opcode)w->opcode;
-		wc[i].vendor_err = w->vendor_err;
-		wc[i].byte_len = w->byte_len;
-		wc[i].imm_data = htonl(w->imm_data);
-		wc[i].qp_num = w->qp_num;
-		wc[i].src_qp = w->src_qp;
-		wc[i].wc_flags = w->wc_flags;
-		wc[i].pkey_index = w->pkey_index;
-		wc[i].slid = w->slid;
-		wc[i].sl = w->sl;
-		wc[i].dlid_path_bits = w->dlid_path_bits;
+		memset(o, 0, sizeof(*o));
+		o->wr_id = w->wr_id;
+		o->status = (enum ibv_wc_status)w->status;
+		o->opcode = (enum ibv_wc_opcode)w->opcode;
+		o->vendor_err = w->vendor_err;
+		o->byte_len = w->byte_len;
+		o->imm_data = htonl(w->imm_data);
+		o->qp_num = w->qp_num;
+		o->src_qp = w->src_qp;
+		o->wc_flags = w->wc_flags;
+		o->pkey_index = w->pkey_index;
+		o->slid = w->slid;
+		o->sl = w->sl;
+		o->dlid_path_bits = w->dlid_path_bits;
+		cq->cons++;
+		got++;
 	}
-	return (int)resp.n;
+	if (got) {
+		__atomic_store_n(ring_u32(cq->ring, VR_CQ_CONS), cq->cons, __ATOMIC_RELEASE);
+		cq->empty_polls = 0;
+	} else {
+		cq->empty_polls++;
+	}
+	pthread_spin_unlock(&cq->lock);
+	/*
+	 * The vNIC runs on this host's CPUs, unlike a hardware NIC: an application spinning on an
+	 * empty CQ would take the CPU the vNIC needs to produce the completion. After a run of empty
+	 * polls, give the CPU away once; while completions flow, poll_cq makes no system call.
+	 */
+	if (!got && (cq->empty_polls & (VR_POLL_SPIN - 1)) == 0)
+		sched_yield();
+	return got;
 }
 
 static int vr_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -1040,30 +1144,210 @@ static int vr_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return vr_call(&to_vctx(cq->context)->conn, VR_REQ_NOTIFY_CQ, &req, sizeof(req), NULL, 0, NULL);
 }
 
-/* ---------------------------------------------------------------- not yet: QPs, SRQs, AHs, MWs */
+/* ---------------------------------------------------------------- doorbells */
 
-static void unsupported_once(const char *what)
+/*
+ * The doorbell is a second connection of the context, bound with a token: one byte written to it
+ * wakes the vNIC, which then drains every work-queue ring of the context. It is non-blocking: a
+ * full socket buffer already holds wake-ups enough.
+ */
+static int doorbell_open(struct vr_context *c)
 {
-	static int said;
+	struct vr_doorbell_resp resp;
+	struct vr_bind_doorbell_req bind;
+	struct vr_conn db;
+	int ret = 0;
 
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_SEQ_CST))
-		vr_log("%s: not supported by this vNIC yet (queue pairs arrive with the data path)", what);
+	pthread_mutex_lock(&c->db_lock);
+	if (c->db_fd >= 0)
+		goto out;
+	ret = vr_call_fixed(&c->conn, VR_OPEN_DOORBELL, NULL, 0, &resp, sizeof(resp));
+	if (ret)
+		goto out;
+	memset(&db, 0, sizeof(db));
+	pthread_mutex_init(&db.lock, NULL);
+	db.fd = vr_connect();
+	ret = db.fd < 0 ? (errno ? errno : EIO) : 0;
+	bind = (struct vr_bind_doorbell_req){ .token = resp.token };
+	if (!ret)
+		ret = vr_call(&db, VR_BIND_DOORBELL, &bind, sizeof(bind), NULL, 0, NULL);
+	pthread_mutex_destroy(&db.lock);
+	if (ret) {
+		if (db.fd >= 0)
+			close(db.fd);
+		goto out;
+	}
+	fcntl(db.fd, F_SETFL, fcntl(db.fd, F_GETFL) | O_NONBLOCK);
+	c->db_fd = db.fd;
+out:
+	pthread_mutex_unlock(&c->db_lock);
+	return ret;
 }
 
-static int vr_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+/* After publishing: ring the doorbell only if the vNIC said it is going to sleep. */
+static void doorbell_ring(struct vr_qp *qp)
 {
-	(void)qp;
-	if (bad)
-		*bad = wr;
-	return EOPNOTSUPP;
+	struct vr_context *c = to_vctx(qp->qp.context);
+	uint32_t *armed = ring_u32(qp->ring, VR_DB_ARMED);
+	char one = 1;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(armed, __ATOMIC_RELAXED) == 0)
+		return;
+	if (__atomic_exchange_n(armed, 0, __ATOMIC_SEQ_CST) == 0)
+		return;
+	if (send(c->db_fd, &one, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+		vr_log("doorbell: %s", strerror(errno));
 }
 
-static int vr_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+/* ---------------------------------------------------------------- QPs */
+
+static int wr_opcode_ok(enum ibv_wr_opcode op)
 {
-	(void)qp;
-	if (bad)
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct vr_qp *qp = (struct vr_qp *)ibqp;
+	uint8_t *sq = qp->ring + VR_QP_RING_HDR;
+	uint32_t mask = qp->sq_entries - 1, start;
+	int ret = 0;
+
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq_lock);
+	start = qp->sq_prod;
+	for (; wr; wr = wr->next) {
+		uint32_t cons = __atomic_load_n(ring_u32(qp->ring, VR_SQ_CONS), __ATOMIC_ACQUIRE);
+		struct vr_sq_wqe *w;
+		struct vr_sge *sge;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
+		    !wr_opcode_ok(wr->opcode)) {
+			ret = EINVAL;
+			break;
+		}
+		if (qp->sq_prod - cons >= qp->sq_entries) {
+			ret = ENOMEM;
+			break;
+		}
+		w = (struct vr_sq_wqe *)(sq + (size_t)(qp->sq_prod & mask) * qp->sq_stride);
+		sge = (struct vr_sge *)(w + 1);
+		memset(w, 0, sizeof(*w));
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->send_flags = wr->send_flags | (qp->sq_sig_all ? IBV_SEND_SIGNALED : 0);
+		w->imm_data = ntohl(wr->imm_data);
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			/* Inline: the bytes are copied now, as a hardware library does. */
+			uint8_t *dst = (uint8_t *)(sge + qp->max_send_sge);
+			uint32_t total = 0;
+
+			for (int i = 0; i < wr->num_sge; i++)
+				total += wr->sg_list[i].length;
+			if (total > qp->max_inline) {
+				ret = EINVAL;
+				break;
+			}
+			for (int i = 0; i < wr->num_sge; i++) {
+				memcpy(dst, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				dst += wr->sg_list[i].length;
+			}
+			w->inline_len = total;
+			w->num_sge = 0;
+		} else {
+			w->num_sge = (uint32_t)wr->num_sge;
+			for (int i = 0; i < wr->num_sge; i++) {
+				sge[i].addr = wr->sg_list[i].addr;
+				sge[i].length = wr->sg_list[i].length;
+				sge[i].lkey = wr->sg_list[i].lkey;
+			}
+		}
+		qp->sq_prod++;
+	}
+	if (qp->sq_prod != start)
+		__atomic_store_n(ring_u32(qp->ring, VR_SQ_PROD), qp->sq_prod, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&qp->sq_lock);
+	if (qp->sq_prod != start)
+		doorbell_ring(qp);
+	if (ret && bad)
 		*bad = wr;
-	return EOPNOTSUPP;
+	return ret;
+}
+
+static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct vr_qp *qp = (struct vr_qp *)ibqp;
+	uint8_t *rq = qp->ring + VR_QP_RING_HDR + (size_t)qp->sq_entries * qp->sq_stride;
+	uint32_t mask = qp->rq_entries - 1, start;
+	int ret = 0;
+
+	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	start = qp->rq_prod;
+	for (; wr; wr = wr->next) {
+		uint32_t cons = __atomic_load_n(ring_u32(qp->ring, VR_RQ_CONS), __ATOMIC_ACQUIRE);
+		struct vr_rq_wqe *w;
+		struct vr_sge *sge;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (qp->rq_prod - cons >= qp->rq_entries) {
+			ret = ENOMEM;
+			break;
+		}
+		w = (struct vr_rq_wqe *)(rq + (size_t)(qp->rq_prod & mask) * qp->rq_stride);
+		sge = (struct vr_sge *)(w + 1);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->reserved = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		qp->rq_prod++;
+	}
+	if (qp->rq_prod != start)
+		__atomic_store_n(ring_u32(qp->ring, VR_RQ_PROD), qp->rq_prod, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&qp->rq_lock);
+	if (qp->rq_prod != start)
+		doorbell_ring(qp);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
 }
 
 static int vr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -1096,22 +1380,283 @@ static int vr_dealloc_mw(struct ibv_mw *mw)
 	return EOPNOTSUPP;
 }
 
+static uint32_t at_least_one(uint32_t v)
+{
+	return v ? v : 1;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr)
+{
+	struct vr_context *c = to_vctx(ctx);
+	struct vr_create_qp_req req;
+	struct vr_create_qp_resp resp;
+	struct vr_qp *qp;
+	int fd, ret;
+
+	if (!pd || !attr || !attr->send_cq || !attr->recv_cq || pd->context != ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+		/* UD, UC, XRC and SRQs are not served by this vNIC library yet. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cap.max_send_wr > (uint32_t)c->attr.max_qp_wr ||
+	    attr->cap.max_recv_wr > (uint32_t)c->attr.max_qp_wr ||
+	    attr->cap.max_send_sge > (uint32_t)c->attr.max_sge ||
+	    attr->cap.max_recv_sge > (uint32_t)c->attr.max_sge ||
+	    attr->cap.max_inline_data > (uint32_t)c->attr.max_inline_data) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = doorbell_open(c);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->max_send_wr = at_least_one(attr->cap.max_send_wr);
+	qp->max_recv_wr = at_least_one(attr->cap.max_recv_wr);
+	qp->max_send_sge = at_least_one(attr->cap.max_send_sge);
+	qp->max_recv_sge = at_least_one(attr->cap.max_recv_sge);
+	qp->max_inline = attr->cap.max_inline_data;
+	qp->sq_entries = pow2_at_least(qp->max_send_wr);
+	qp->rq_entries = pow2_at_least(qp->max_recv_wr);
+	qp->sq_stride = align64(sizeof(struct vr_sq_wqe) + 16 * qp->max_send_sge + qp->max_inline);
+	qp->rq_stride = align64(sizeof(struct vr_rq_wqe) + 16 * qp->max_recv_sge);
+	qp->ring_bytes = VR_QP_RING_HDR + (size_t)qp->sq_entries * qp->sq_stride +
+			 (size_t)qp->rq_entries * qp->rq_stride;
+	fd = ring_create("vrdma-qp", qp->ring_bytes, &qp->ring);
+	if (fd < 0) {
+		free(qp);
+		return NULL;
+	}
+	req = (struct vr_create_qp_req){
+		.pd = pd->handle,
+		.send_cq = attr->send_cq->handle,
+		.recv_cq = attr->recv_cq->handle,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all ? 1 : 0,
+		.max_send_wr = qp->max_send_wr,
+		.max_recv_wr = qp->max_recv_wr,
+		.max_send_sge = qp->max_send_sge,
+		.max_recv_sge = qp->max_recv_sge,
+		.max_inline_data = qp->max_inline,
+		.ring_fd = fd,
+		.ring_bytes = (uint32_t)qp->ring_bytes,
+	};
+	ret = vr_call_fixed(&c->conn, VR_CREATE_QP, &req, sizeof(req), &resp, sizeof(resp));
+	close(fd);
+	if (ret) {
+		munmap(qp->ring, qp->ring_bytes);
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->qp.context = ctx;
+	qp->qp.qp_context = attr->qp_context;
+	qp->qp.pd = pd;
+	qp->qp.send_cq = attr->send_cq;
+	qp->qp.recv_cq = attr->recv_cq;
+	qp->qp.srq = NULL;
+	qp->qp.handle = resp.handle;
+	qp->qp.qp_num = resp.qp_num;
+	qp->qp.state = IBV_QPS_RESET;
+	qp->qp.qp_type = attr->qp_type;
+	qp->qp.events_completed = 0;
+	pthread_mutex_init(&qp->qp.mutex, NULL);
+	pthread_cond_init(&qp->qp.cond, NULL);
+	attr->cap.max_send_wr = resp.max_send_wr;
+	attr->cap.max_recv_wr = resp.max_recv_wr;
+	attr->cap.max_send_sge = resp.max_send_sge;
+	attr->cap.max_recv_sge = resp.max_recv_sge;
+	attr->cap.max_inline_data = resp.max_inline_data;
+	return &qp->qp;
+}
+
 EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	(void)pd;
-	(void)attr;
-	unsupported_once("ibv_create_qp");
-	errno = EOPNOTSUPP;
-	return NULL;
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create_qp(pd->context, pd, attr);
 }
 
 static struct ibv_qp *vr_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
-	(void)ctx;
-	(void)a;
-	unsupported_once("ibv_create_qp_ex");
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct ibv_qp_init_attr attr;
+
+	if (!a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) || (a->comp_mask & ~IBV_QP_INIT_ATTR_PD)) {
+		/* Extended creation (send_ops_flags for ibv_wr_*, XRC, RSS, ...) is not served. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_context = a->qp_context;
+	attr.send_cq = a->send_cq;
+	attr.recv_cq = a->recv_cq;
+	attr.srq = a->srq;
+	attr.cap = a->cap;
+	attr.qp_type = a->qp_type;
+	attr.sq_sig_all = a->sq_sig_all;
+	{
+		struct ibv_qp *qp = create_qp(ctx, a->pd, &attr);
+
+		if (qp)
+			a->cap = attr.cap;
+		return qp;
+	}
+}
+
+static void attr_to_wire(const struct ibv_qp_attr *a, int mask, struct vr_qp_attr *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->qp_state = a->qp_state;
+	w->cur_qp_state = a->cur_qp_state;
+	w->path_mtu = a->path_mtu;
+	w->qkey = a->qkey;
+	w->rq_psn = a->rq_psn;
+	w->sq_psn = a->sq_psn;
+	w->dest_qp_num = a->dest_qp_num;
+	w->qp_access_flags = (uint32_t)a->qp_access_flags;
+	w->pkey_index = a->pkey_index;
+	w->port_num = a->port_num;
+	w->max_rd_atomic = a->max_rd_atomic;
+	w->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	w->min_rnr_timer = a->min_rnr_timer;
+	w->timeout = a->timeout;
+	w->retry_cnt = a->retry_cnt;
+	w->rnr_retry = a->rnr_retry;
+	w->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & IBV_QP_CAP) {
+		w->max_send_wr = a->cap.max_send_wr;
+		w->max_recv_wr = a->cap.max_recv_wr;
+		w->max_send_sge = a->cap.max_send_sge;
+		w->max_recv_sge = a->cap.max_recv_sge;
+		w->max_inline_data = a->cap.max_inline_data;
+	}
+	if (mask & IBV_QP_AV) {
+		memcpy(w->dgid, a->ah_attr.grh.dgid.raw, 16);
+		w->ah_is_global = a->ah_attr.is_global;
+		w->ah_sgid_index = a->ah_attr.grh.sgid_index;
+		w->ah_hop_limit = a->ah_attr.grh.hop_limit;
+		w->ah_traffic_class = a->ah_attr.grh.traffic_class;
+		w->ah_flow_label = a->ah_attr.grh.flow_label;
+		w->ah_dlid = a->ah_attr.dlid;
+		w->ah_sl = a->ah_attr.sl;
+		w->ah_port_num = a->ah_attr.port_num;
+	}
+}
+
+EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct vr_modify_qp_req req;
+	int ret;
+
+	if (!qp || !attr)
+		return EINVAL;
+	req.handle = qp->handle;
+	req.mask = (uint32_t)mask;
+	attr_to_wire(attr, mask, &req.attr);
+	ret = vr_call(&to_vctx(qp->context)->conn, VR_MODIFY_QP, &req, sizeof(req), NULL, 0, NULL);
+	if (ret)
+		return ret;
+	if (mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	return 0;
+}
+
+EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+			struct ibv_qp_init_attr *init_attr)
+{
+	struct vr_handle req;
+	struct vr_qp_attr w;
+	struct vr_qp *q = (struct vr_qp *)qp;
+	int ret;
+
+	if (!qp || !attr)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = qp->handle, .arg = (uint32_t)mask };
+	ret = vr_call_fixed(&to_vctx(qp->context)->conn, VR_QUERY_QP, &req, sizeof(req), &w,
+			    sizeof(w));
+	if (ret)
+		return ret;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = (enum ibv_qp_state)w.qp_state;
+	attr->cur_qp_state = (enum ibv_qp_state)w.cur_qp_state;
+	attr->path_mtu = (enum ibv_mtu)w.path_mtu;
+	attr->qkey = w.qkey;
+	attr->rq_psn = w.rq_psn;
+	attr->sq_psn = w.sq_psn;
+	attr->dest_qp_num = w.dest_qp_num;
+	attr->qp_access_flags = (int)w.qp_access_flags;
+	attr->pkey_index = (uint16_t)w.pkey_index;
+	attr->port_num = (uint8_t)w.port_num;
+	attr->max_rd_atomic = (uint8_t)w.max_rd_atomic;
+	attr->max_dest_rd_atomic = (uint8_t)w.max_dest_rd_atomic;
+	attr->min_rnr_timer = (uint8_t)w.min_rnr_timer;
+	attr->timeout = (uint8_t)w.timeout;
+	attr->retry_cnt = (uint8_t)w.retry_cnt;
+	attr->rnr_retry = (uint8_t)w.rnr_retry;
+	attr->en_sqd_async_notify = (uint8_t)w.en_sqd_async_notify;
+	attr->sq_draining = (uint8_t)w.sq_draining;
+	attr->cap.max_send_wr = w.max_send_wr;
+	attr->cap.max_recv_wr = w.max_recv_wr;
+	attr->cap.max_send_sge = w.max_send_sge;
+	attr->cap.max_recv_sge = w.max_recv_sge;
+	attr->cap.max_inline_data = w.max_inline_data;
+	memcpy(attr->ah_attr.grh.dgid.raw, w.dgid, 16);
+	attr->ah_attr.is_global = (uint8_t)w.ah_is_global;
+	attr->ah_attr.grh.sgid_index = (uint8_t)w.ah_sgid_index;
+	attr->ah_attr.grh.hop_limit = (uint8_t)w.ah_hop_limit;
+	attr->ah_attr.grh.traffic_class = (uint8_t)w.ah_traffic_class;
+	attr->ah_attr.grh.flow_label = w.ah_flow_label;
+	attr->ah_attr.dlid = (uint16_t)w.ah_dlid;
+	attr->ah_attr.sl = (uint8_t)w.ah_sl;
+	attr->ah_attr.port_num = (uint8_t)w.ah_port_num;
+	if (init_attr) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = qp->qp_context;
+		init_attr->send_cq = qp->send_cq;
+		init_attr->recv_cq = qp->recv_cq;
+		init_attr->srq = qp->srq;
+		init_attr->cap = attr->cap;
+		init_attr->qp_type = qp->qp_type;
+		init_attr->sq_sig_all = q->sq_sig_all;
+	}
+	qp->state = attr->qp_state;
+	return 0;
+}
+
+EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct vr_qp *q = (struct vr_qp *)qp;
+	struct vr_handle req;
+	int ret;
+
+	if (!qp)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = qp->handle };
+	ret = vr_call(&to_vctx(qp->context)->conn, VR_DESTROY_QP, &req, sizeof(req), NULL, 0, NULL);
+	if (ret)
+		return ret;
+	pthread_spin_destroy(&q->sq_lock);
+	pthread_spin_destroy(&q->rq_lock);
+	pthread_cond_destroy(&qp->cond);
+	pthread_mutex_destroy(&qp->mutex);
+	munmap(q->ring, q->ring_bytes);
+	free(q);
+	return 0;
 }
 
 /* Called by the generated stubs of functions this library does not implement. */

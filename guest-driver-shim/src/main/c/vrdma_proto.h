@@ -38,6 +38,12 @@ enum vr_op {
 	VR_ACK_CQ_EVENTS = 14,
 	VR_POLL_CQ = 15,
 	VR_BIND_CHANNEL = 16,
+	VR_CREATE_QP = 17,
+	VR_MODIFY_QP = 18,
+	VR_QUERY_QP = 19,
+	VR_DESTROY_QP = 20,
+	VR_OPEN_DOORBELL = 21,
+	VR_BIND_DOORBELL = 22,
 };
 
 struct vr_hello_req {
@@ -162,6 +168,17 @@ struct vr_create_cq_req {
 	uint64_t cookie;
 } __attribute__((packed));
 
+/*
+ * CREATE_CQ with a completion ring: the request continues with the ring's memfd (a descriptor
+ * number in the application, which the vNIC opens as /proc/<pid>/fd/<n>) and its size. The memfd
+ * must be sealed against shrinking (F_SEAL_SHRINK) so the vNIC's mapping can never fault.
+ */
+struct vr_create_cq_ring_req {
+	struct vr_create_cq_req base;
+	int32_t ring_fd;
+	uint32_t ring_bytes;
+} __attribute__((packed));
+
 struct vr_create_cq_resp {
 	uint32_t handle;
 	uint32_t cqe;
@@ -184,7 +201,156 @@ struct vr_wc {
 	uint16_t reserved;
 } __attribute__((packed));
 
+/* ---------------------------------------------------------------- shared-memory rings
+ *
+ * Counters are free-running u32s; a slot is counter % entries (entries a power of two). Each
+ * counter has one writer and sits on its own 64-byte line. Producers store the counter with
+ * release semantics after the slot; consumers load it with acquire.
+ *
+ * Completion ring (one memfd per CQ):
+ *   [0]   u32 prod  written by the vNIC      [64] u32 cons  written by the library
+ *   [128] entries x struct vr_wc_slot
+ *
+ * Work-queue rings (one memfd per QP):
+ *   [0]   u32 sq_prod (library)   [64]  u32 sq_cons (vNIC)
+ *   [128] u32 rq_prod (library)   [192] u32 rq_cons (vNIC)
+ *   [256] u32 doorbell_armed: the vNIC sets 1 before it sleeps; a producer that exchanges it
+ *         from 1 to 0 after publishing writes one doorbell (notification suppression, as virtio)
+ *   [512] sq_entries x sq_stride bytes, then rq_entries x rq_stride bytes
+ * sq_stride = align64(sizeof(vr_sq_wqe) + 16 * max_send_sge + max_inline_data)
+ * rq_stride = align64(sizeof(vr_rq_wqe) + 16 * max_recv_sge)
+ * entries = the smallest power of two >= max_*_wr (at least 1)
+ */
+#define VR_CQ_RING_HDR 128
+#define VR_CQ_PROD 0
+#define VR_CQ_CONS 64
+#define VR_QP_RING_HDR 512
+#define VR_SQ_PROD 0
+#define VR_SQ_CONS 64
+#define VR_RQ_PROD 128
+#define VR_RQ_CONS 192
+#define VR_DB_ARMED 256
+
+struct vr_wc_slot {
+	struct vr_wc wc;
+	uint8_t pad[16];
+} __attribute__((packed));
+
+struct vr_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+} __attribute__((packed));
+
+struct vr_sq_wqe {
+	uint64_t wr_id;
+	uint32_t opcode; /* enum ibv_wr_opcode */
+	uint32_t send_flags;
+	uint32_t num_sge;
+	uint32_t imm_data; /* host order */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t inline_len; /* with IBV_SEND_INLINE: bytes after the SGE area */
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint32_t reserved;
+	/* struct vr_sge sge[max_send_sge]; uint8_t inline_data[max_inline_data]; */
+} __attribute__((packed));
+
+struct vr_rq_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t reserved;
+	/* struct vr_sge sge[max_recv_sge]; */
+} __attribute__((packed));
+
+struct vr_create_qp_req {
+	uint32_t pd;
+	uint32_t send_cq;
+	uint32_t recv_cq;
+	uint32_t srq; /* 0: none */
+	uint32_t qp_type; /* enum ibv_qp_type */
+	uint32_t sq_sig_all;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	int32_t ring_fd;
+	uint32_t ring_bytes;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct vr_create_qp_resp {
+	uint32_t handle;
+	uint32_t qp_num;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct vr_qp_attr {
+	uint32_t qp_state;
+	uint32_t cur_qp_state;
+	uint32_t path_mtu;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t qp_access_flags;
+	uint32_t pkey_index;
+	uint32_t port_num;
+	uint32_t max_rd_atomic;
+	uint32_t max_dest_rd_atomic;
+	uint32_t min_rnr_timer;
+	uint32_t timeout;
+	uint32_t retry_cnt;
+	uint32_t rnr_retry;
+	uint32_t en_sqd_async_notify;
+	uint32_t sq_draining;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	uint8_t dgid[16];
+	uint32_t ah_is_global;
+	uint32_t ah_sgid_index;
+	uint32_t ah_hop_limit;
+	uint32_t ah_traffic_class;
+	uint32_t ah_flow_label;
+	uint32_t ah_dlid;
+	uint32_t ah_sl;
+	uint32_t ah_port_num;
+	uint32_t reserved;
+} __attribute__((packed));
+
+struct vr_modify_qp_req {
+	uint32_t handle;
+	uint32_t mask; /* enum ibv_qp_attr_mask */
+	struct vr_qp_attr attr;
+} __attribute__((packed));
+
+struct vr_doorbell_resp {
+	uint64_t token;
+} __attribute__((packed));
+
+struct vr_bind_doorbell_req {
+	uint64_t token;
+} __attribute__((packed));
+
 _Static_assert(sizeof(struct vr_hdr) == 16, "vr_hdr");
+_Static_assert(sizeof(struct vr_wc_slot) == 64, "vr_wc_slot");
+_Static_assert(sizeof(struct vr_sq_wqe) == 72, "vr_sq_wqe");
+_Static_assert(sizeof(struct vr_rq_wqe) == 16, "vr_rq_wqe");
+_Static_assert(sizeof(struct vr_create_qp_req) == 56, "vr_create_qp_req");
+_Static_assert(sizeof(struct vr_qp_attr) == 144, "vr_qp_attr");
 _Static_assert(sizeof(struct vr_device_attr) == 248, "vr_device_attr");
 _Static_assert(sizeof(struct vr_port_attr) == 32, "vr_port_attr");
 _Static_assert(sizeof(struct vr_wc) == 48, "vr_wc");

@@ -31,6 +31,38 @@ public final class ControlProtocol {
     public static final int ACK_CQ_EVENTS = 14;
     public static final int POLL_CQ = 15;
     public static final int BIND_CHANNEL = 16;
+    public static final int CREATE_QP = 17;
+    public static final int MODIFY_QP = 18;
+    public static final int QUERY_QP = 19;
+    public static final int DESTROY_QP = 20;
+    public static final int OPEN_DOORBELL = 21;
+    public static final int BIND_DOORBELL = 22;
+
+    /** Completion ring: header bytes, producer (vNIC) and consumer (library) counter offsets. */
+    public static final int CQ_RING_HDR = 128;
+
+    public static final int CQ_PROD = 0;
+    public static final int CQ_CONS = 64;
+    /** Bytes of one completion slot ({@code struct vr_wc_slot}). */
+    public static final int CQ_SLOT_BYTES = 64;
+
+    /** Work-queue rings: header bytes and counter offsets (see vrdma_proto.h). */
+    public static final int QP_RING_HDR = 512;
+
+    public static final int SQ_PROD = 0;
+    public static final int SQ_CONS = 64;
+    public static final int RQ_PROD = 128;
+    public static final int RQ_CONS = 192;
+    public static final int DB_ARMED = 256;
+    /** Bytes of {@code struct vr_sq_wqe} and {@code struct vr_rq_wqe} before their SGEs. */
+    public static final int SQ_WQE_BYTES = 72;
+
+    public static final int RQ_WQE_BYTES = 16;
+    public static final int SGE_BYTES = 16;
+    /** Bytes of {@code struct vr_qp_attr}. */
+    public static final int QP_ATTR_BYTES = 144;
+    /** {@code IBV_QPT_RC}. */
+    public static final int QPT_RC = 2;
 
     /** Bytes of {@code struct vr_device_attr}. */
     public static final int DEVICE_ATTR_BYTES = 248;

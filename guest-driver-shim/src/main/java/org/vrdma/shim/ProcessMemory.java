@@ -28,6 +28,8 @@ import org.vrdma.vnic.verbs.VerbsException;
  * operations on the region but not against the application's own CPU stores to the same word; the
  * process is named by pid, so a pid reused after the application died could be reached until the
  * control connection's cleanup ran (which happens as soon as the socket closes).
+ *
+ * <p>Confined to the device's thread, like every backing: the call's iovecs are allocated once.
  */
 public final class ProcessMemory implements MemoryRegionBacking {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -39,6 +41,14 @@ public final class ProcessMemory implements MemoryRegionBacking {
     private final int pid;
     private final long address;
     private final long length;
+    /**
+     * The two iovecs and the errno capture of one call, allocated once: the backing is used by one
+     * device thread, and a packet's transfer then allocates nothing.
+     */
+    private final MemorySegment localIov;
+
+    private final MemorySegment remoteIov;
+    private final MemorySegment callState;
 
     /**
      * The {@code length} bytes at virtual address {@code address} of process {@code pid}.
@@ -52,6 +62,10 @@ public final class ProcessMemory implements MemoryRegionBacking {
         this.pid = pid;
         this.address = address;
         this.length = length;
+        final Arena arena = Arena.ofAuto();
+        this.localIov = arena.allocate(16, 8);
+        this.remoteIov = arena.allocate(16, 8);
+        this.callState = arena.allocate(CALL_STATE);
     }
 
     private static MethodHandle transfer(final String name) {
@@ -169,14 +183,14 @@ public final class ProcessMemory implements MemoryRegionBacking {
         if (len == 0) {
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            final MemorySegment local = arena.allocate(16, 8);
+        try {
+            final MemorySegment local = localIov;
             local.set(JAVA_LONG, 0, localAddress);
             local.set(JAVA_LONG, 8, len);
-            final MemorySegment remote = arena.allocate(16, 8);
+            final MemorySegment remote = remoteIov;
             remote.set(JAVA_LONG, 0, address + offset);
             remote.set(JAVA_LONG, 8, len);
-            final MemorySegment state = arena.allocate(CALL_STATE);
+            final MemorySegment state = callState;
             final long n = (long) op.invokeExact(state, pid, local, 1L, remote, 1L, 0L);
             if (n != len) {
                 final int errno = n < 0 ? (int) ERRNO.get(state, 0L) : 0;

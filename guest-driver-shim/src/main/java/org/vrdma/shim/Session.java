@@ -2,9 +2,12 @@ package org.vrdma.shim;
 
 import static org.vrdma.shim.ControlProtocol.*;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
@@ -16,17 +19,34 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.vrdma.shim.VnicControlServer.Response;
+import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.verbs.AhAttr;
 import org.vrdma.vnic.verbs.CompletionChannel;
 import org.vrdma.vnic.verbs.CompletionQueue;
 import org.vrdma.vnic.verbs.Context;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vnic.verbs.Errno;
 import org.vrdma.vnic.verbs.MemoryRegion;
+import org.vrdma.vnic.verbs.Mtu;
 import org.vrdma.vnic.verbs.ProtectionDomain;
+import org.vrdma.vnic.verbs.QpAttr;
+import org.vrdma.vnic.verbs.QpAttrMask;
+import org.vrdma.vnic.verbs.QpCap;
+import org.vrdma.vnic.verbs.QpInitAttr;
+import org.vrdma.vnic.verbs.QpState;
+import org.vrdma.vnic.verbs.QpType;
+import org.vrdma.vnic.verbs.QueuePair;
+import org.vrdma.vnic.verbs.RecvWorkRequest;
+import org.vrdma.vnic.verbs.SendFlags;
+import org.vrdma.vnic.verbs.SendWorkRequest;
 import org.vrdma.vnic.verbs.VerbsException;
 import org.vrdma.vnic.verbs.WcOpcode;
+import org.vrdma.vnic.verbs.WcStatus;
 import org.vrdma.vnic.verbs.WorkCompletion;
+import org.vrdma.vnic.verbs.WrOpcode;
 
 /**
  * One application context: its verbs {@link Context} and the table of handles it may name. Confined
@@ -45,6 +65,15 @@ final class Session {
     private final Map<Integer, Object> handles = new HashMap<>();
     private final Map<CompletionQueue, Cq> cqs = new IdentityHashMap<>();
     private final WorkCompletion[] wcs = new WorkCompletion[MAX_POLL];
+    private final WorkCompletion scratchWc = new WorkCompletion();
+    private final List<Qp> qps = new ArrayList<>();
+    /** A doorbell task is queued on the device thread; set by the doorbell connection's thread. */
+    private final AtomicBoolean doorbellQueued = new AtomicBoolean();
+    /** A retry of QPs whose model queue was full is queued. */
+    private boolean retryQueued;
+
+    private volatile SocketChannel doorbellStream;
+    private long doorbellToken;
     private int nextHandle = 1;
     private boolean released;
 
@@ -62,17 +91,319 @@ final class Session {
         return pid;
     }
 
-    /** A completion queue, the application's cookie for it and its events not yet acknowledged. */
-    private static final class Cq {
+    /**
+     * A completion queue, the application's cookie for it, its events not yet acknowledged and the
+     * completion ring it shares with the application (null: completions stay in the model for
+     * POLL_CQ).
+     */
+    private final class Cq {
         final CompletionQueue cq;
         final long cookie;
+        final SharedRing ring;
+        final int entries;
+        int prod;
         int unacked;
+        /** Completions the application never polled because its ring was full. */
+        long ringFull;
 
-        Cq(final CompletionQueue cq, final long cookie) {
+        Cq(final CompletionQueue cq, final long cookie, final SharedRing ring, final int entries) {
             this.cq = cq;
             this.cookie = cookie;
+            this.ring = ring;
+            this.entries = entries;
+        }
+
+        /** Moves completions from the model into the shared ring while it has room. */
+        void drain() {
+            if (ring == null) {
+                return;
+            }
+            final int cons = ring.getIntAcquire(CQ_CONS);
+            int room = entries - (prod - cons);
+            if (room <= 0 || room > entries) {
+                return; // full, or a consumer counter the application corrupted
+            }
+            int moved = 0;
+            while (room > 0) {
+                final int n;
+                try {
+                    n = cq.poll(wcs, Math.min(room, wcs.length));
+                } catch (final VerbsException e) {
+                    break; // overrun: the model keeps failing polls, as hardware does
+                }
+                if (n == 0) {
+                    break;
+                }
+                for (int i = 0; i < n; i++) {
+                    writeSlot(wcs[i]);
+                }
+                room -= n;
+                moved += n;
+            }
+            if (moved > 0) {
+                ring.setIntRelease(CQ_PROD, prod);
+            }
+            if (cq.size() > 0) {
+                ringFull++;
+            }
+        }
+
+        /** An error completion the vNIC makes itself (a request it could not accept). */
+        void push(final long wrId, final WcStatus status, final WcOpcode opcode, final int qpNum) {
+            if (ring == null) {
+                return;
+            }
+            final int cons = ring.getIntAcquire(CQ_CONS);
+            if (prod - cons >= entries) {
+                ringFull++;
+                return;
+            }
+            final WorkCompletion wc = scratchWc;
+            wc.wrId = wrId;
+            wc.status = status;
+            wc.opcode = opcode;
+            wc.vendorErr = 0;
+            wc.byteLen = 0;
+            wc.immData = 0;
+            wc.qpNum = qpNum;
+            wc.srcQp = 0;
+            wc.wcFlags = 0;
+            wc.pkeyIndex = 0;
+            writeSlot(wc);
+            ring.setIntRelease(CQ_PROD, prod);
+        }
+
+        private void writeSlot(final WorkCompletion wc) {
+            final long at = CQ_RING_HDR + (long) (prod & (entries - 1)) * CQ_SLOT_BYTES;
+            ring.putLong(at, wc.wrId);
+            ring.putInt(at + 8, wc.status.ordinal());
+            ring.putInt(at + 12, wcOpcode(wc.opcode));
+            ring.putInt(at + 16, wc.vendorErr);
+            ring.putInt(at + 20, wc.byteLen);
+            ring.putInt(at + 24, wc.immData);
+            ring.putInt(at + 28, wc.qpNum);
+            ring.putInt(at + 32, wc.srcQp);
+            ring.putInt(at + 36, wc.wcFlags);
+            ring.putInt(at + 40, wc.pkeyIndex & 0xFFFF);
+            ring.putLong(at + 44, 0);
+            prod++;
         }
     }
+
+    /**
+     * A queue pair and the send and receive rings it shares with the application. The vNIC drains
+     * the rings into the model's queues on a doorbell, then arms the doorbell before it sleeps.
+     */
+    private final class Qp {
+        final QueuePair qp;
+        final SharedRing ring;
+        final Cq sendCq;
+        final Cq recvCq;
+        final int sqEntries;
+        final int rqEntries;
+        final int sqStride;
+        final int rqStride;
+        final int maxSendSge;
+        final int maxRecvSge;
+        final int maxInline;
+        final SendWorkRequest send;
+        final RecvWorkRequest recv;
+        final ByteBuf inline;
+        final byte[] inlineBytes;
+        int sqCons;
+        int rqCons;
+        /** The model's send or receive queue was full: retried after the next completion. */
+        boolean stalled;
+        /** The local ACK timeout code the application set (the model may run a longer one). */
+        int requestedTimeout;
+
+        Qp(final QueuePair qp, final SharedRing ring, final Cq sendCq, final Cq recvCq, final QpLayout l) {
+            this.qp = qp;
+            this.ring = ring;
+            this.sendCq = sendCq;
+            this.recvCq = recvCq;
+            this.sqEntries = l.sqEntries;
+            this.rqEntries = l.rqEntries;
+            this.sqStride = l.sqStride;
+            this.rqStride = l.rqStride;
+            this.maxSendSge = l.maxSendSge;
+            this.maxRecvSge = l.maxRecvSge;
+            this.maxInline = l.maxInline;
+            this.send = new SendWorkRequest(l.maxSendSge);
+            this.recv = new RecvWorkRequest(l.maxRecvSge);
+            this.inlineBytes = new byte[Math.max(1, l.maxInline)];
+            this.inline = Unpooled.wrappedBuffer(inlineBytes);
+        }
+
+        /** Drains both rings; then arms the doorbell unless a queue was full. */
+        void onDoorbell() {
+            for (int round = 0; round < 64; round++) {
+                drainRecv();
+                drainSend();
+                if (stalled) {
+                    return;
+                }
+                ring.setIntVolatile(DB_ARMED, 1);
+                VarHandle.fullFence();
+                if (ring.getIntAcquire(SQ_PROD) == sqCons && ring.getIntAcquire(RQ_PROD) == rqCons) {
+                    return;
+                }
+                ring.setIntVolatile(DB_ARMED, 0);
+            }
+            scheduleDoorbell(); // a producer that never stops: let other work run first
+        }
+
+        private void drainRecv() {
+            final int prod = ring.getIntAcquire(RQ_PROD);
+            if (prod - rqCons > rqEntries || prod - rqCons < 0) {
+                return; // a producer counter the application corrupted: nothing to trust
+            }
+            final long base = QP_RING_HDR + (long) sqEntries * sqStride;
+            int done = 0;
+            while (rqCons != prod) {
+                final long at = base + (long) (rqCons & (rqEntries - 1)) * rqStride;
+                final long wrId = ring.getLong(at);
+                final int numSge = ring.getInt(at + 8);
+                recv.reset();
+                recv.wrId = wrId;
+                if (numSge < 0 || numSge > maxRecvSge) {
+                    recvCq.push(wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, qp.qpNum());
+                } else {
+                    for (int i = 0; i < numSge; i++) {
+                        final long s = at + RQ_WQE_BYTES + (long) i * SGE_BYTES;
+                        recv.addSge(ring.getLong(s), ring.getInt(s + 8), ring.getInt(s + 12));
+                    }
+                    try {
+                        qp.postRecv(recv);
+                    } catch (final VerbsException e) {
+                        if (e.errno() == Errno.ENOMEM) {
+                            stalled = true;
+                            break;
+                        }
+                        recvCq.push(wrId, WcStatus.LOC_QP_OP_ERR, WcOpcode.RECV, qp.qpNum());
+                    }
+                }
+                rqCons++;
+                done++;
+            }
+            if (done > 0) {
+                ring.setIntRelease(RQ_CONS, rqCons);
+            }
+        }
+
+        private void drainSend() {
+            final int prod = ring.getIntAcquire(SQ_PROD);
+            if (prod - sqCons > sqEntries || prod - sqCons < 0) {
+                return;
+            }
+            int done = 0;
+            while (sqCons != prod) {
+                final long at = QP_RING_HDR + (long) (sqCons & (sqEntries - 1)) * sqStride;
+                final long wrId = ring.getLong(at);
+                final int opcode = ring.getInt(at + 8);
+                final int flags = ring.getInt(at + 12);
+                final int numSge = ring.getInt(at + 16);
+                final int inlineLen = ring.getInt(at + 36);
+                final WrOpcode op = opcode >= 0 && opcode < WR_OPCODES.length ? WR_OPCODES[opcode] : null;
+                final WcOpcode wcOp = op == null ? WcOpcode.SEND : op.completionOpcode();
+                if (op == null || numSge < 0 || numSge > maxSendSge || inlineLen < 0 || inlineLen > maxInline) {
+                    sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
+                } else {
+                    final SendWorkRequest w = send.reset();
+                    w.wrId = wrId;
+                    w.opcode = op;
+                    w.sendFlags =
+                            flags & (SendFlags.FENCE | SendFlags.SIGNALED | SendFlags.SOLICITED | SendFlags.INLINE);
+                    w.immData = ring.getInt(at + 20);
+                    w.remoteAddr = ring.getLong(at + 24);
+                    w.rkey = ring.getInt(at + 32);
+                    w.compareAdd = ring.getLong(at + 40);
+                    w.swap = ring.getLong(at + 48);
+                    if ((flags & SendFlags.INLINE) != 0) {
+                        ring.getBytes(at + SQ_WQE_BYTES + (long) maxSendSge * SGE_BYTES, inlineBytes, inlineLen);
+                        inline.setIndex(0, inlineLen);
+                        w.inlineData = inline;
+                    } else {
+                        for (int i = 0; i < numSge; i++) {
+                            final long s = at + SQ_WQE_BYTES + (long) i * SGE_BYTES;
+                            w.addSge(ring.getLong(s), ring.getInt(s + 8), ring.getInt(s + 12));
+                        }
+                    }
+                    try {
+                        qp.postSend(w);
+                    } catch (final VerbsException e) {
+                        if (e.errno() == Errno.ENOMEM) {
+                            stalled = true;
+                            break;
+                        }
+                        sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
+                    }
+                }
+                sqCons++;
+                done++;
+            }
+            if (done > 0) {
+                ring.setIntRelease(SQ_CONS, sqCons);
+            }
+        }
+
+        void destroy() {
+            qps.remove(this);
+            try {
+                qp.destroy();
+            } finally {
+                ring.close();
+            }
+        }
+    }
+
+    /** Ring geometry of a QP, computed identically by the library (vrdma_proto.h). */
+    record QpLayout(
+            int maxSendWr,
+            int maxRecvWr,
+            int maxSendSge,
+            int maxRecvSge,
+            int maxInline,
+            int sqEntries,
+            int rqEntries,
+            int sqStride,
+            int rqStride) {
+        static QpLayout of(
+                final int maxSendWr,
+                final int maxRecvWr,
+                final int maxSendSge,
+                final int maxRecvSge,
+                final int maxInline) {
+            return new QpLayout(
+                    maxSendWr,
+                    maxRecvWr,
+                    maxSendSge,
+                    maxRecvSge,
+                    maxInline,
+                    pow2AtLeast(maxSendWr),
+                    pow2AtLeast(maxRecvWr),
+                    align64(SQ_WQE_BYTES + SGE_BYTES * maxSendSge + maxInline),
+                    align64(RQ_WQE_BYTES + SGE_BYTES * maxRecvSge));
+        }
+
+        long bytes() {
+            return QP_RING_HDR + (long) sqEntries * sqStride + (long) rqEntries * rqStride;
+        }
+    }
+
+    static int pow2AtLeast(final int n) {
+        int p = 1;
+        while (p < n && p < (1 << 30)) {
+            p <<= 1;
+        }
+        return p;
+    }
+
+    static int align64(final int n) {
+        return (n + 63) & ~63;
+    }
+
+    private static final WrOpcode[] WR_OPCODES = WrOpcode.values();
 
     /** A completion channel and, once bound, the connection its events go to. */
     final class Channel {
@@ -131,6 +462,11 @@ final class Session {
             }
         }
 
+        /** Drops events of one CQ not yet written to the application. */
+        void forget(final long cookie) {
+            events.removeIf(e -> e == cookie);
+        }
+
         void shutdown() {
             live = false;
             final SocketChannel s = stream;
@@ -156,7 +492,7 @@ final class Session {
                 default -> {}
             }
         }
-        return new VnicControlServer.SessionView(pid, pds, List.copyOf(mrs), cqs.size(), channels);
+        return new VnicControlServer.SessionView(pid, pds, List.copyOf(mrs), cqs.size(), channels, qps.size());
     }
 
     /** Serves one request; never throws for anything the application sent. */
@@ -180,6 +516,11 @@ final class Session {
                 case REQ_NOTIFY_CQ -> reqNotifyCq(in);
                 case ACK_CQ_EVENTS -> ackCqEvents(in);
                 case POLL_CQ -> pollCq(in);
+                case CREATE_QP -> createQp(in);
+                case MODIFY_QP -> modifyQp(in);
+                case QUERY_QP -> queryQp(in);
+                case DESTROY_QP -> destroyQp(in);
+                case OPEN_DOORBELL -> openDoorbell();
                 default -> Response.error(EOPNOTSUPP);
             };
         } catch (final VerbsException e) {
@@ -197,7 +538,13 @@ final class Session {
         released = true;
         final List<Object> all = new ArrayList<>(handles.values());
         handles.clear();
-        // Children before parents: CQs, MRs, then PDs and channels.
+        closeDoorbell();
+        // Children before parents: QPs, CQs, MRs, then PDs and channels.
+        for (final Object o : all) {
+            if (o instanceof Qp q) {
+                quietly(q::destroy);
+            }
+        }
         for (final Object o : all) {
             if (o instanceof Cq c) {
                 quietly(() -> forceDestroyCq(c));
@@ -375,9 +722,31 @@ final class Session {
             return Response.error(EINVAL);
         }
         final Channel channel = channelHandle == 0 ? null : get(channelHandle, Channel.class);
-        final CompletionQueue cq = context.createCompletionQueue(cqe, channel == null ? null : channel.channel);
-        final Cq entry = new Cq(cq, cookie);
+        SharedRing ring = null;
+        int entries = 0;
+        if (in.remaining() >= 8) {
+            final int fd = in.getInt();
+            final long bytes = in.getInt() & 0xFFFF_FFFFL;
+            entries = pow2AtLeast(Math.max(1, cqe) + 1);
+            if (cqe < 1 || bytes < CQ_RING_HDR + (long) entries * CQ_SLOT_BYTES) {
+                return Response.error(EINVAL);
+            }
+            ring = SharedRing.map(pid, fd, CQ_RING_HDR + (long) entries * CQ_SLOT_BYTES);
+        }
+        final CompletionQueue cq;
+        try {
+            cq = context.createCompletionQueue(cqe, channel == null ? null : channel.channel);
+        } catch (final RuntimeException e) {
+            if (ring != null) {
+                ring.close();
+            }
+            throw e;
+        }
+        final Cq entry = new Cq(cq, cookie, ring, entries);
         cqs.put(cq, entry);
+        if (ring != null) {
+            cq.listener(this::onCompletion);
+        }
         final ByteBuffer b = Response.body(8);
         b.putInt(put(entry)).putInt(cq.capacity());
         return Response.ok(b);
@@ -385,7 +754,20 @@ final class Session {
 
     private Response destroyCq(final ByteBuffer in) {
         final int h = in.getInt();
-        destroyCq(get(h, Cq.class));
+        final Cq c = get(h, Cq.class);
+        if (c.cq.channel() != null) {
+            // Like the kernel: events the application never read do not keep the CQ alive, and
+            // those still queued for its channel are dropped (the library waits only for events it
+            // returned from ibv_get_cq_event to be acknowledged).
+            for (final Object o : handles.values()) {
+                if (o instanceof Channel ch && ch.channel == c.cq.channel()) {
+                    ch.forget(c.cookie);
+                }
+            }
+            forceDestroyCq(c);
+        } else {
+            destroyCq(c);
+        }
         handles.remove(h);
         return Response.ok();
     }
@@ -393,6 +775,9 @@ final class Session {
     private void destroyCq(final Cq c) {
         c.cq.destroy();
         cqs.remove(c.cq);
+        if (c.ring != null) {
+            c.ring.close();
+        }
     }
 
     /** Cleanup: an application that died cannot acknowledge its events any more. */
@@ -403,6 +788,10 @@ final class Session {
         }
         c.cq.destroy();
         cqs.remove(c.cq);
+        if (c.ring != null) {
+            c.ring.close();
+        }
+        c.unacked = 0;
     }
 
     private Response reqNotifyCq(final ByteBuffer in) {
@@ -436,6 +825,316 @@ final class Session {
             b.put((byte) 0).put((byte) 0).putShort((short) 0);
         }
         return Response.ok(b);
+    }
+
+    // ---------------------------------------------------------------- data path
+
+    /** Device thread, inside the model's publish: mirror the completion into the shared ring. */
+    private void onCompletion(final CompletionQueue cq) {
+        final Cq c = cqs.get(cq);
+        if (c == null) {
+            return;
+        }
+        try {
+            c.drain();
+        } catch (final RuntimeException e) {
+            // Never let a ring problem unwind through the model's transport.
+            LOG.log(Level.WARNING, "pid " + pid + ": completion ring", e);
+        }
+        if (!retryQueued && hasStalledQp()) {
+            // Never re-enter the model from inside its publish: retry as a task of its own.
+            retryQueued = true;
+            server.deviceExecutor().execute(this::retryStalled);
+        }
+    }
+
+    private boolean hasStalledQp() {
+        for (final Qp q : qps) {
+            if (q.stalled) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void retryStalled() {
+        retryQueued = false;
+        if (released) {
+            return;
+        }
+        for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
+            final Qp q = qps.get(i);
+            if (q.stalled) {
+                q.stalled = false;
+                drainSafely(q);
+            }
+        }
+    }
+
+    /** Doorbell thread: queue one drain of every QP on the device thread. */
+    void ringDoorbell() {
+        if (!doorbellQueued.getAndSet(true)) {
+            server.deviceExecutor().execute(this::onDoorbell);
+        }
+    }
+
+    private void scheduleDoorbell() {
+        ringDoorbell();
+    }
+
+    private void onDoorbell() {
+        doorbellQueued.set(false);
+        if (released) {
+            return;
+        }
+        for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
+            final Qp q = qps.get(i);
+            if (!q.stalled) {
+                drainSafely(q);
+            }
+        }
+    }
+
+    private void drainSafely(final Qp q) {
+        try {
+            q.onDoorbell();
+        } catch (final RuntimeException e) {
+            LOG.log(Level.WARNING, "pid " + pid + ": work-queue ring of QP " + q.qp.qpNum(), e);
+        }
+    }
+
+    private Response openDoorbell() {
+        if (doorbellToken != 0 || doorbellStream != null) {
+            return Response.error(EBUSY);
+        }
+        doorbellToken = server.newToken();
+        server.registerDoorbell(doorbellToken, this);
+        final ByteBuffer b = Response.body(8);
+        b.putLong(doorbellToken);
+        return Response.ok(b);
+    }
+
+    /** Doorbell connection thread: every byte read is a wake-up; returns when the peer goes away. */
+    void streamDoorbells(final SocketChannel ch) throws IOException {
+        doorbellStream = ch;
+        final ByteBuffer in = ByteBuffer.allocate(256);
+        try {
+            while (!released && ch.isOpen()) {
+                in.clear();
+                if (ch.read(in) < 0) {
+                    return;
+                }
+                ringDoorbell();
+            }
+        } finally {
+            ch.close();
+        }
+    }
+
+    private void closeDoorbell() {
+        if (doorbellToken != 0) {
+            server.forgetDoorbell(doorbellToken);
+        }
+        final SocketChannel s = doorbellStream;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (final IOException e) {
+                LOG.log(Level.DEBUG, "closing doorbell", e);
+            }
+        }
+    }
+
+    private Response createQp(final ByteBuffer in) {
+        final ProtectionDomain pd = get(in.getInt(), ProtectionDomain.class);
+        final Cq sendCq = get(in.getInt(), Cq.class);
+        final Cq recvCq = get(in.getInt(), Cq.class);
+        final int srq = in.getInt();
+        final int type = in.getInt();
+        final boolean sigAll = in.getInt() != 0;
+        final int maxSendWr = in.getInt();
+        final int maxRecvWr = in.getInt();
+        final int maxSendSge = in.getInt();
+        final int maxRecvSge = in.getInt();
+        final int maxInline = in.getInt();
+        final int fd = in.getInt();
+        final long ringBytes = in.getInt() & 0xFFFF_FFFFL;
+        if (type != QPT_RC || srq != 0) {
+            return Response.error(EOPNOTSUPP);
+        }
+        if (sendCq.ring == null || recvCq.ring == null) {
+            return Response.error(EINVAL); // the data path needs completion rings
+        }
+        final DeviceAttributes a = context.queryDevice();
+        if (maxSendWr < 1
+                || maxSendWr > a.maxQpWr()
+                || maxRecvWr < 1
+                || maxRecvWr > a.maxQpWr()
+                || maxSendSge < 1
+                || maxSendSge > a.maxSge()
+                || maxRecvSge < 1
+                || maxRecvSge > a.maxSge()
+                || maxInline < 0
+                || maxInline > a.maxInlineData()) {
+            return Response.error(EINVAL);
+        }
+        final QpLayout layout = QpLayout.of(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline);
+        if (ringBytes < layout.bytes()) {
+            return Response.error(EINVAL);
+        }
+        final SharedRing ring = SharedRing.map(pid, fd, layout.bytes());
+        final QueuePair qp;
+        try {
+            final QpInitAttr init = QpInitAttr.of(QpType.RC, sendCq.cq);
+            init.recvCq = recvCq.cq;
+            init.sqSigAll = sigAll;
+            init.cap = new QpCap(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline);
+            init.recoveryMode = RecoveryMode.SELECTIVE_REPEAT;
+            qp = context.createQueuePair(pd, init);
+        } catch (final RuntimeException e) {
+            ring.close();
+            throw e;
+        }
+        final Qp q = new Qp(qp, ring, sendCq, recvCq, layout);
+        ring.setIntVolatile(DB_ARMED, 1);
+        qps.add(q);
+        final ByteBuffer b = Response.body(32);
+        b.putInt(put(q)).putInt(qp.qpNum());
+        b.putInt(maxSendWr)
+                .putInt(maxRecvWr)
+                .putInt(maxSendSge)
+                .putInt(maxRecvSge)
+                .putInt(maxInline);
+        b.putInt(0);
+        return Response.ok(b);
+    }
+
+    private Response modifyQp(final ByteBuffer in) {
+        final Qp q = get(in.getInt(), Qp.class);
+        final int mask = in.getInt();
+        final QpAttr a = new QpAttr();
+        final int state = in.getInt();
+        final int curState = in.getInt();
+        final int mtu = in.getInt();
+        a.qpState = state >= 0 && state < QP_STATES.length ? QP_STATES[state] : null;
+        a.curQpState = curState >= 0 && curState < QP_STATES.length ? QP_STATES[curState] : null;
+        a.pathMtu = mtuOf(mtu);
+        a.qkey = in.getInt();
+        a.rqPsn = in.getInt();
+        a.sqPsn = in.getInt();
+        a.destQpNum = in.getInt();
+        a.qpAccessFlags = in.getInt();
+        a.pkeyIndex = in.getInt();
+        a.portNum = in.getInt();
+        a.maxRdAtomic = in.getInt();
+        a.maxDestRdAtomic = in.getInt();
+        a.minRnrTimer = in.getInt();
+        a.timeout = in.getInt();
+        a.retryCnt = in.getInt();
+        a.rnrRetry = in.getInt();
+        a.enSqdAsyncNotify = in.getInt() != 0;
+        in.getInt(); // sq_draining
+        in.position(in.position() + 5 * 4); // cap: not modifiable
+        final byte[] dgid = new byte[16];
+        in.get(dgid);
+        final boolean global = in.getInt() != 0;
+        in.getInt(); // sgid_index: one GID
+        in.getInt(); // hop_limit
+        final int trafficClass = in.getInt();
+        in.getInt(); // flow_label
+        in.getInt(); // dlid: RoCE has none
+        in.getInt(); // sl
+        final int ahPort = in.getInt();
+        if ((mask & ~SUPPORTED_QP_MASK) != 0) {
+            return Response.error(EINVAL);
+        }
+        if ((mask & QpAttrMask.STATE) != 0 && a.qpState == null
+                || (mask & QpAttrMask.CUR_STATE) != 0 && a.curQpState == null
+                || (mask & QpAttrMask.PATH_MTU) != 0 && a.pathMtu == null) {
+            return Response.error(EINVAL);
+        }
+        if ((mask & QpAttrMask.AV) != 0) {
+            // RoCE v2 addresses by GID: it must be the IPv4-mapped ::ffff:a.b.c.d of a peer ENI.
+            if (!global || !ShimInfo.isIpv4MappedGid(dgid)) {
+                return Response.error(EINVAL);
+            }
+            final int ip = ShimInfo.ipv4OfGid(dgid);
+            a.ahAttr = new AhAttr(ip, ShimInfo.peerMac(ip), trafficClass & 0xFF, ahPort);
+        }
+        final int requestedTimeout = a.timeout;
+        if ((mask & QpAttrMask.TIMEOUT) != 0 && a.timeout != 0 && a.timeout < MIN_TIMEOUT_CODE) {
+            // The spec lets a device wait longer than asked. This vNIC shares its host's CPUs with
+            // the applications, so its back-off may grow to ~1 s before retries run out.
+            a.timeout = MIN_TIMEOUT_CODE;
+        }
+        q.qp.modify(a, mask);
+        if ((mask & QpAttrMask.TIMEOUT) != 0) {
+            q.requestedTimeout = requestedTimeout;
+        }
+        if ((mask & QpAttrMask.STATE) != 0 && q.qp.state() == QpState.RTS) {
+            ringDoorbell(); // sends posted before RTS (the library refuses them) or receives waiting
+        }
+        return Response.ok();
+    }
+
+    private Response queryQp(final ByteBuffer in) {
+        final Qp q = get(in.getInt(), Qp.class);
+        final QpAttr a = q.qp.query();
+        a.timeout = q.requestedTimeout; // what the application set, not the floor applied
+        final ByteBuffer b = Response.body(QP_ATTR_BYTES);
+        b.putInt(a.qpState.ordinal()).putInt(a.curQpState.ordinal()).putInt(a.pathMtu.code());
+        b.putInt(a.qkey).putInt(a.rqPsn).putInt(a.sqPsn).putInt(a.destQpNum).putInt(a.qpAccessFlags);
+        b.putInt(a.pkeyIndex).putInt(a.portNum).putInt(a.maxRdAtomic).putInt(a.maxDestRdAtomic);
+        b.putInt(a.minRnrTimer).putInt(a.timeout).putInt(a.retryCnt).putInt(a.rnrRetry);
+        b.putInt(a.enSqdAsyncNotify ? 1 : 0).putInt(a.sqDraining ? 1 : 0);
+        final QpCap cap = a.cap;
+        b.putInt(cap.maxSendWr).putInt(cap.maxRecvWr).putInt(cap.maxSendSge).putInt(cap.maxRecvSge);
+        b.putInt(cap.maxInlineData);
+        if (a.ahAttr != null) {
+            b.put(ShimInfo.roceGid(a.ahAttr.destIpv4()));
+            b.putInt(1)
+                    .putInt(0)
+                    .putInt(64)
+                    .putInt(a.ahAttr.trafficClass())
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0);
+            b.putInt(a.ahAttr.portNum());
+        } else {
+            b.put(new byte[16]);
+            b.putInt(0)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(0);
+        }
+        b.putInt(0);
+        return Response.ok(b);
+    }
+
+    private Response destroyQp(final ByteBuffer in) {
+        final int h = in.getInt();
+        get(h, Qp.class).destroy();
+        handles.remove(h);
+        return Response.ok();
+    }
+
+    private static final QpState[] QP_STATES = QpState.values();
+    /** Shortest local ACK timeout the vNIC runs: 4.096 us * 2^18, about 1.07 s of back-off ceiling. */
+    private static final int MIN_TIMEOUT_CODE = 18;
+    /** Attribute mask bits this vNIC understands (through IBV_QP_DEST_QPN). */
+    private static final int SUPPORTED_QP_MASK = (1 << 21) - 1;
+
+    private static Mtu mtuOf(final int code) {
+        for (final Mtu m : Mtu.values()) {
+            if (m.code() == code) {
+                return m;
+            }
+        }
+        return null;
     }
 
     /** {@code enum ibv_wc_opcode} value. */

@@ -47,4 +47,27 @@ final class ShimInfo {
         gid[15] = (byte) ipv4;
         return gid;
     }
+
+    /** True for {@code ::ffff:a.b.c.d}. */
+    static boolean isIpv4MappedGid(final byte[] gid) {
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return gid[10] == (byte) 0xFF && gid[11] == (byte) 0xFF;
+    }
+
+    /** The IPv4 address of an IPv4-mapped GID, as a big-endian int. */
+    static int ipv4OfGid(final byte[] gid) {
+        return ((gid[12] & 0xFF) << 24) | ((gid[13] & 0xFF) << 16) | ((gid[14] & 0xFF) << 8) | (gid[15] & 0xFF);
+    }
+
+    /**
+     * The inner destination MAC for a peer ENI: 02:00 followed by its address, the hosts'
+     * convention. The vSwitch routes by the inner IPv4 address, so the MAC only fills the frame.
+     */
+    static long peerMac(final int ipv4) {
+        return 0x0200_0000_0000L | (ipv4 & 0xFFFF_FFFFL);
+    }
 }

@@ -63,6 +63,8 @@ public final class VnicControlServer implements AutoCloseable {
     private final List<Session> sessions = new ArrayList<>();
     /** Channel tokens to channels, for BIND_CHANNEL on a second connection. */
     private final ConcurrentHashMap<Long, Session.Channel> channelsByToken = new ConcurrentHashMap<>();
+    /** Doorbell tokens to sessions, for BIND_DOORBELL on a second connection. */
+    private final ConcurrentHashMap<Long, Session> doorbellsByToken = new ConcurrentHashMap<>();
 
     private final SecureRandom random = new SecureRandom();
     private final AtomicLong requests = new AtomicLong();
@@ -193,9 +195,15 @@ public final class VnicControlServer implements AutoCloseable {
      * @param memoryRegions live MRs (their backings reach the application's memory)
      * @param completionQueues live CQs
      * @param channels live completion channels
+     * @param queuePairs live QPs
      */
     public record SessionView(
-            int pid, int protectionDomains, List<MemoryRegion> memoryRegions, int completionQueues, int channels) {}
+            int pid,
+            int protectionDomains,
+            List<MemoryRegion> memoryRegions,
+            int completionQueues,
+            int channels,
+            int queuePairs) {}
 
     // ---------------------------------------------------------------- internals
 
@@ -228,6 +236,18 @@ public final class VnicControlServer implements AutoCloseable {
 
     void forgetToken(final long token) {
         channelsByToken.remove(token);
+    }
+
+    void registerDoorbell(final long token, final Session session) {
+        doorbellsByToken.put(token, session);
+    }
+
+    void forgetDoorbell(final long token) {
+        doorbellsByToken.remove(token);
+    }
+
+    Executor deviceExecutor() {
+        return deviceExecutor;
     }
 
     private void acceptLoop() {
@@ -318,6 +338,10 @@ public final class VnicControlServer implements AutoCloseable {
                     bindChannel(op, seq, body);
                     return;
                 }
+                if (op == BIND_DOORBELL && session == null) {
+                    bindDoorbell(op, seq, body);
+                    return;
+                }
                 Response r;
                 if (op == HELLO) {
                     r = hello(body);
@@ -405,6 +429,19 @@ public final class VnicControlServer implements AutoCloseable {
             }
             respond(op, seq, 0, null);
             channel.streamEvents(ch);
+        }
+
+        /** Turns this connection into the doorbell of one application context. */
+        private void bindDoorbell(final int op, final int seq, final ByteBuffer body) throws IOException {
+            final long token = body.remaining() >= 8 ? body.getLong() : 0;
+            final Session s = token == 0 ? null : doorbellsByToken.remove(token);
+            if (s == null) {
+                errors.incrementAndGet();
+                respond(op, seq, EINVAL, null);
+                return;
+            }
+            respond(op, seq, 0, null);
+            s.streamDoorbells(ch);
         }
 
         private boolean readFully(final ByteBuffer b) throws IOException {

@@ -216,6 +216,85 @@ class ControlProtocolTest {
         }
     }
 
+    /** The descriptor number this JVM holds for {@code file}, read from /proc/self/fd. */
+    private static int fdOf(final java.nio.file.Path file) throws IOException {
+        try (var fds = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            for (final java.nio.file.Path fd : fds.toList()) {
+                try {
+                    if (java.nio.file.Files.readSymbolicLink(fd).equals(file)) {
+                        return Integer.parseInt(fd.getFileName().toString());
+                    }
+                } catch (final IOException e) {
+                    // closed meanwhile (the listing's own descriptor)
+                }
+            }
+        }
+        throw new AssertionError("no descriptor for " + file);
+    }
+
+    private static ByteBuffer createCqWithRing(final int fd, final int bytes) {
+        final ByteBuffer b = body(32);
+        b.putInt(16).putInt(0).putInt(0).putInt(0).putLong(0x1234);
+        return b.putInt(fd).putInt(bytes);
+    }
+
+    @Test
+    void ringsMustBeSealedMemfdsOfTheCaller() throws Exception {
+        final java.nio.file.Path file = java.nio.file.Files.write(fx.dir.resolve("not-a-ring"), new byte[8192])
+                .toRealPath();
+        try (Client c = new Client().hello();
+                java.nio.channels.FileChannel open = java.nio.channels.FileChannel.open(
+                        file, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            // A regular file (the vNIC would reopen it with its own rights): refused.
+            assertThat(c.call(CREATE_CQ, createCqWithRing(fdOf(file), 8192)).status)
+                    .isEqualTo(EINVAL);
+            // A descriptor the caller does not have.
+            assertThat(c.call(CREATE_CQ, createCqWithRing(1_000_000, 8192)).status)
+                    .isIn(EINVAL, EPERM);
+            // A ring too small for the queue.
+            assertThat(c.call(CREATE_CQ, createCqWithRing(fdOf(file), 64)).status)
+                    .isEqualTo(EINVAL);
+            // A QP needs CQs with rings; an unknown QP type is not served.
+            final int pd = c.allocPd().handle();
+            final ByteBuffer cq =
+                    body(24).putInt(16).putInt(0).putInt(0).putInt(0).putLong(1);
+            final int plainCq = c.call(CREATE_CQ, cq).handle();
+            final ByteBuffer qp = body(56);
+            qp.putInt(pd)
+                    .putInt(plainCq)
+                    .putInt(plainCq)
+                    .putInt(0)
+                    .putInt(QPT_RC)
+                    .putInt(0);
+            qp.putInt(16)
+                    .putInt(16)
+                    .putInt(1)
+                    .putInt(1)
+                    .putInt(0)
+                    .putInt(-1)
+                    .putInt(1 << 20)
+                    .putInt(0);
+            assertThat(c.call(CREATE_QP, qp).status).isEqualTo(EINVAL);
+            final ByteBuffer ud = body(56);
+            ud.putInt(pd).putInt(plainCq).putInt(plainCq).putInt(0).putInt(4).putInt(0);
+            ud.putInt(16)
+                    .putInt(16)
+                    .putInt(1)
+                    .putInt(1)
+                    .putInt(0)
+                    .putInt(-1)
+                    .putInt(1 << 20)
+                    .putInt(0);
+            assertThat(c.call(CREATE_QP, ud).status).isEqualTo(EOPNOTSUPP);
+            // Nothing was created by the refused requests; the connection keeps working.
+            assertThat(fx.server.sessions()).singleElement().satisfies(v -> {
+                assertThat(v.completionQueues()).isEqualTo(1);
+                assertThat(v.queuePairs()).isZero();
+            });
+            assertThat(c.call(QUERY_DEVICE, null).status).isZero();
+        }
+    }
+
     @Test
     void anOversizedRequestClosesOnlyThatConnection() throws Exception {
         try (Client c = new Client().hello()) {

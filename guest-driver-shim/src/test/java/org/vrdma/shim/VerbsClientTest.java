@@ -104,7 +104,8 @@ class VerbsClientTest {
         assertThat(fx.server.succeeded(ControlProtocol.DESTROY_CHANNEL)).isEqualTo(1);
         assertThat(fx.server.succeeded(ControlProtocol.DEREG_MR)).isEqualTo(1);
         assertThat(fx.server.succeeded(ControlProtocol.DEALLOC_PD)).isEqualTo(1);
-        assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isEqualTo(1);
+        // poll_cq reads the completion ring: it never reaches the control socket.
+        assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
         assertThat(fx.server.succeeded(ControlProtocol.REQ_NOTIFY_CQ)).isEqualTo(1);
         assertThat(fx.server.errors()).isZero();
     }

@@ -61,7 +61,7 @@ class ArchitectureTest {
                 .layer("vswitch")
                 .definedBy("org.vrdma.vswitch..")
                 .layer("guest-driver-shim")
-                .definedBy("org.vrdma.shim..")
+                .definedBy("org.vrdma.shim..", "org.vrdma.verbs..")
                 .layer("vpc-control")
                 .definedBy("org.vrdma.control..")
                 .layer("test-harness")

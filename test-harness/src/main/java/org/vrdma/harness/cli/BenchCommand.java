@@ -71,6 +71,14 @@ final class BenchCommand implements Callable<Integer> {
                     + " default ${DEFAULT-VALUE}.")
     long windowBytes;
 
+    @Option(
+            names = "--perftest",
+            negatable = true,
+            defaultValue = "true",
+            description = "Also run Debian's unmodified ib_write_bw and ib_send_lat (2 B) over the emulator through"
+                    + " the native libibverbs.so.1, next to the same-run figures; default on.")
+    boolean perftest;
+
     @Override
     public Integer call() throws Exception {
         if (!(durationSeconds > 0 && durationSeconds <= 600)) {
@@ -167,6 +175,9 @@ final class BenchCommand implements Callable<Integer> {
                 "targets: bandwidth >= 2.00x TCP: %.2fx %s; latency p50 <= 1.00x TCP: %.2fx %s%n",
                 bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
         out.flush();
+        if (perftest) {
+            NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps());
+        }
         return rdmaBw.intact() ? 0 : 1;
     }
 

@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.vrdma.control.cli.Resources;
@@ -20,6 +21,7 @@ import org.vrdma.harness.perf.RemotePerftest.Result;
 import org.vrdma.harness.perf.RemotePerftest.Test;
 import org.vrdma.harness.perf.RemotePerftest.TestFailure;
 import org.vrdma.runtime.FaultConfig;
+import org.vrdma.shim.VnicControlServer;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.verbs.Mtu;
@@ -77,6 +79,13 @@ public final class HostCommand extends Resources.HostCommand implements Callable
 
     @Option(names = "--client", description = "Run a test against the server.")
     boolean client;
+
+    @Option(
+            names = "--verbs-socket",
+            paramLabel = "PATH",
+            description = "Instead of a test: serve unmodified C verbs programs (the native libibverbs.so.1 of"
+                    + " guest-driver-shim, VRDMA_SOCKET=PATH) on this host's vNIC until killed.")
+    String verbsSocket;
 
     @Option(names = "--underlay", paramLabel = "IP:PORT", description = "UDP address this host's vSwitch binds.")
     String underlay;
@@ -237,15 +246,28 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Request request = validate();
+        Request request = verbsSocket != null ? validateVerbsHost() : validate();
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
         // Real sockets: the RTT includes two event loops and the kernel, so the RTO floor is 1 ms.
         TransportConfig transport = TransportConfig.defaults().withRto(1_000_000, 2_000_000);
+        if (verbsSocket != null) {
+            // Applications set retry_cnt 7 and timeout 14 expecting ~0.5 s before RETRY_EXC_ERR, as on
+            // hardware with a fixed timeout; the adaptive RTO starts at 50 ms and never goes below 4 ms,
+            // so a peer still moving its QP to RTR, or a host descheduled under load, is waited for.
+            transport = TransportConfig.defaults().withRto(4_000_000, 50_000_000);
+        }
         RealTimeHost host;
         try {
             host = new RealTimeHost(new RealTimeHost.Spec(
-                    server ? "server" : "client", underlay, eniIp, mac, vni, peerEniIp, peerUnderlay, transport, (int)
-                            parseBytes("--buffer", buffer)));
+                    verbsSocket != null ? "vrdma0" : server ? "server" : "client",
+                    underlay,
+                    eniIp,
+                    mac,
+                    vni,
+                    peerEniIp,
+                    peerUnderlay,
+                    transport,
+                    verbsSocket != null ? 4096 : (int) parseBytes("--buffer", buffer)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return START_FAILED;
@@ -281,6 +303,9 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                         0,
                         statsIntervalMs,
                         java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            if (verbsSocket != null) {
+                return runVerbsHost(host, out, err);
             }
             out.println("vrdma host: " + (server ? "server" : "client") + ", ENI " + eniIp + " (VNI " + vni + ") on "
                     + host.describe() + ", peer ENI " + peerEniIp + " via " + peerUnderlay
@@ -348,6 +373,57 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             }
         }
         return kv;
+    }
+
+    private Request validateVerbsHost() {
+        if (server || client) {
+            throw usage("--verbs-socket runs no test: leave out --server and --client");
+        }
+        require("--underlay", underlay);
+        require("--eni-ip", eniIp);
+        require("--peer-eni-ip", peerEniIp);
+        require("--peer-underlay", peerUnderlay);
+        try {
+            UnderlayAddress.parse(underlay);
+            UnderlayAddress.parse(peerUnderlay);
+            UnderlayAddress.parseIpv4(eniIp);
+            UnderlayAddress.parseIpv4(peerEniIp);
+        } catch (RuntimeException e) {
+            throw usage("bad address: " + e.getMessage());
+        }
+        if (!(loss >= 0 && loss < 1)) {
+            throw usage("--loss must be in [0, 1)");
+        }
+        return null;
+    }
+
+    /** Serves the native verbs library's control socket on this host's vNIC until the process ends. */
+    private int runVerbsHost(RealTimeHost host, PrintWriter out, PrintWriter err) {
+        VnicControlServer verbs;
+        try {
+            verbs = VnicControlServer.start(
+                    Path.of(verbsSocket), host.endpoint().device(), host.executor());
+        } catch (IOException e) {
+            err.println("vrdma host: cannot serve verbs on " + verbsSocket + ": " + e.getMessage());
+            return START_FAILED;
+        }
+        Thread hook = new Thread(verbs::close, "vrdma-verbs-close");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            out.println("vrdma host: verbs, ENI " + eniIp + " (VNI " + vni + ", GID ::ffff:" + eniIp + ") on "
+                    + host.describe() + ", peer ENI " + peerEniIp + " via " + peerUnderlay);
+            out.println(" serving verbs on " + verbsSocket + " (LD_LIBRARY_PATH=<guest-driver-shim/target/native>"
+                    + " VRDMA_SOCKET=" + verbsSocket + ")");
+            out.flush();
+            while (true) {
+                Thread.sleep(1000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        } finally {
+            verbs.close();
+        }
     }
 
     private Request validate() {

@@ -15,7 +15,9 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             BenchCommand.class,
+            VerbsBenchCommand.class,
             LinkCommand.class,
+            LabCommand.class,
             CcCompareCommand.class,
             UpCommand.class,
             ControllerCommand.class,

@@ -79,8 +79,11 @@ public final class RdmaEndpoint implements AutoCloseable {
 
     /** RESET → INIT → RTR → RTS towards a peer, as perftest does after its TCP exchange. */
     public static void connect(QueuePair qp, int destQpn, int destIpv4, long destMac, Mtu mtu, int sqPsn, int rqPsn) {
-        // Timeout 14 (67 ms) as perftest sets it: real sockets see far longer RTTs than a fabric.
-        RcConnector.connect(qp, destQpn, destIpv4, destMac, mtu, sqPsn, rqPsn, 14);
+        // Timeout 18 (1.07 s ceiling of the RTO back-off; the RTO itself follows the measured RTT):
+        // host processes share CPUs with everything else, and a peer descheduled for a few hundred
+        // milliseconds must not exhaust the 7 retries, as it did with perftest's 14 (67 ms) on two
+        // busy cores.
+        RcConnector.connect(qp, destQpn, destIpv4, destMac, mtu, sqPsn, rqPsn, 18);
     }
 
     /** Tears down in the order libibverbs requires (QPs, MR, CQ, channel, PD, context, device). */

@@ -231,6 +231,11 @@ public final class RealTimeHost implements AutoCloseable {
         }
     }
 
+    /** The host's event loop: the one thread that drives its vSwitch and vNIC. */
+    public java.util.concurrent.Executor executor() {
+        return host.eventLoop();
+    }
+
     /** Waits until {@code done} holds or {@code timeoutNs} passes; false on timeout. */
     public boolean await(BooleanSupplier done, long timeoutNs) {
         return RealTimeTwoHostLab.awaitWallClock(done, timeoutNs);

@@ -31,6 +31,12 @@ class BenchCommandTest {
         assertThat(text).contains("latency p99 [us]", "latency p99.9 [us]");
         assertThat(text).contains("data intact").doesNotContain("CORRUPT");
         assertThat(text).containsPattern("targets: bandwidth >= 2.00x TCP: [0-9.]+x (met|NOT met)");
+        // Unmodified perftest through the native library, in the same run.
+        assertThat(text).contains("perftest over the emulator: unmodified ib_write_bw / ib_send_lat");
+        assertThat(text)
+                .containsPattern("ib_write_bw, 8192 B \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).containsPattern("ib_send_lat, 2 B, typical one-way \\[us\\] +[0-9.]+");
+        assertThat(text).containsPattern("target: perftest bandwidth >= 0.80x the Java path: [0-9.]+x (met|NOT met)");
     }
 
     @Test

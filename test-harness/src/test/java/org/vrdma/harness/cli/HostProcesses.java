@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.vrdma.harness.backend.VrdmaJava;
 
 /** Starts {@code ./vrdma host} in child JVMs with this JVM's java and class path, output to files. */
 final class HostProcesses implements AutoCloseable {
@@ -22,18 +23,9 @@ final class HostProcesses implements AutoCloseable {
 
     /** The command line running the launcher's main class, optionally behind a prefix (ip netns exec NS). */
     static List<String> javaCommand(List<String> prefix, String... args) {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx512m");
-        cmd.add("-XX:MaxDirectMemorySize=512m");
-        cmd.add("--enable-native-access=ALL-UNNAMED");
+        List<String> cmd = new ArrayList<>(VrdmaJava.command(prefix, null, List.of(args)));
         // As the ./vrdma launcher runs it: Netty reaches direct memory through Unsafe.
-        cmd.add("--sun-misc-unsafe-memory-access=allow");
-        cmd.add("-Dio.netty.noUnsafe=false");
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("org.vrdma.harness.cli.VrdmaCli");
-        cmd.addAll(List.of(args));
+        cmd.addAll(prefix.size() + 1, List.of("--sun-misc-unsafe-memory-access=allow", "-Dio.netty.noUnsafe=false"));
         return cmd;
     }
 

@@ -44,6 +44,8 @@ public final class TransportCounters {
     public long droppedPackets;
     /** UD datagrams dropped because no receive was posted. */
     public long udNoReceiveDrops;
+    /** Accesses to registered memory that failed (EFAULT), answered with an error completion or NAK. */
+    public long localMemoryFaults;
 
     /** A copy of the current values. */
     public TransportCounters snapshot() {
@@ -91,6 +93,7 @@ public final class TransportCounters {
         sum.ecnMarked += sign * ecnMarked;
         sum.droppedPackets += sign * droppedPackets;
         sum.udNoReceiveDrops += sign * udNoReceiveDrops;
+        sum.localMemoryFaults += sign * localMemoryFaults;
     }
 
     @Override

@@ -19,6 +19,8 @@ public final class CompletionQueue {
     private int armed;
 
     private int unackedEvents;
+    /** Told about every published completion before any channel event, or null. */
+    private CompletionListener listener;
 
     CompletionQueue(final Context context, final int cqe, final CompletionChannel channel) {
         this.context = context;
@@ -90,6 +92,14 @@ public final class CompletionQueue {
         unackedEvents -= n;
     }
 
+    /**
+     * Installs a callback run on every published completion, before the channel event it may
+     * cause (or null): a driver that mirrors completions elsewhere moves them out here.
+     */
+    public void listener(final CompletionListener l) {
+        this.listener = l;
+    }
+
     /** True after an overrun. */
     public boolean isInError() {
         return overrun;
@@ -130,7 +140,12 @@ public final class CompletionQueue {
     void publish(final boolean solicited) {
         tail++;
         final WorkCompletion wc = ring[(int) ((tail - 1) % ring.length)];
-        if (armed == 2 || (armed == 1 && (solicited || wc.status != WcStatus.SUCCESS))) {
+        wc.solicited = solicited;
+        final boolean failed = wc.status != WcStatus.SUCCESS;
+        if (listener != null) {
+            listener.onCompletion(this);
+        }
+        if (armed == 2 || (armed == 1 && (solicited || failed))) {
             armed = 0;
             unackedEvents++;
             channel.onEvent(this);

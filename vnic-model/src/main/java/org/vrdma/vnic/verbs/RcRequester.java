@@ -406,7 +406,12 @@ final class RcRequester {
         p.ackReq = last || retx;
         p.psn = psn;
         final ByteBuf payload = device.scratch();
-        w.gather(off, payload, len);
+        try {
+            w.gather(off, payload, len);
+        } catch (final VerbsException e) {
+            localFault(w, e);
+            return;
+        }
         p.payload(payload);
         emit(p, psn, nowNs, retx, true);
     }
@@ -613,7 +618,12 @@ final class RcRequester {
             counters.droppedPackets++;
             return;
         }
-        w.scatter(off, p.payload, p.payloadIndex, expect);
+        try {
+            w.scatter(off, p.payload, p.payloadIndex, expect);
+        } catch (final VerbsException e) {
+            localFault(w, e);
+            return;
+        }
         w.readNextPsn = Psn.next(psn);
         if (psn == w.lastPsn()) {
             w.responseDone = true;
@@ -630,7 +640,12 @@ final class RcRequester {
             counters.duplicateRequests++;
             return;
         }
-        w.mr[0].backing().writeLong(w.offset[0], p.atomicOriginal);
+        try {
+            w.mr[0].backing().writeLong(w.offset[0], p.atomicOriginal);
+        } catch (final VerbsException e) {
+            localFault(w, e);
+            return;
+        }
         w.responseDone = true;
         onCumulativeAck(p.psn, nowNs);
     }
@@ -734,6 +749,25 @@ final class RcRequester {
         } else if (!rnrWait) {
             restartRto(nowNs);
         }
+    }
+
+    /**
+     * The memory behind a registered region failed (EFAULT: an application unmapped it): the WQE
+     * completes with LOC_PROT_ERR, the rest flush and the QP enters ERR, as hardware does on a
+     * local protection fault. Other errors are bugs and propagate.
+     */
+    private void localFault(final SendWqe w, final VerbsException e) {
+        if (e.errno() != Errno.EFAULT) {
+            throw e;
+        }
+        counters.localMemoryFaults++;
+        for (long s = sq.head; s < sq.tail; s++) {
+            if (sq.get(s) == w) {
+                qp.failSendQueue(s, WcStatus.LOC_PROT_ERR);
+                return;
+            }
+        }
+        qp.failSendQueue(sq.head, WcStatus.LOC_PROT_ERR);
     }
 
     private void checkLocalError() {

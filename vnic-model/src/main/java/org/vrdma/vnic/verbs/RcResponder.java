@@ -176,7 +176,15 @@ final class RcResponder {
             return;
         }
         if (len > 0) {
-            recv.scatter(recvOffset, p.payload, p.payloadIndex, len);
+            try {
+                recv.scatter(recvOffset, p.payload, p.payloadIndex, len);
+            } catch (final VerbsException e) {
+                // The receive buffer's memory is gone: like a receive that failed protection checks.
+                faultOrThrow(e);
+                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, false);
+                nakError(p, Aeth.NAK_REMOTE_OPERATIONAL_ERROR);
+                return;
+            }
         }
         recvOffset += len;
         if (last) {
@@ -232,7 +240,14 @@ final class RcResponder {
             }
             hasRecv = true;
         }
-        place(ctx, p);
+        try {
+            place(ctx, p);
+        } catch (final VerbsException e) {
+            faultOrThrow(e);
+            ctx.live = false;
+            nakError(p, Aeth.NAK_REMOTE_ACCESS_ERROR);
+            return;
+        }
         if (last) {
             ctx.live = false;
             messageState = NO_MESSAGE;
@@ -257,7 +272,14 @@ final class RcResponder {
             nakError(p, status);
             return;
         }
-        final int n = sendReadResponses(p);
+        final int n;
+        try {
+            n = sendReadResponses(p);
+        } catch (final VerbsException e) {
+            faultOrThrow(e);
+            nakError(p, Aeth.NAK_REMOTE_ACCESS_ERROR);
+            return;
+        }
         ePsn = Psn.add(ePsn, n);
         msn = (msn + 1) & Psn.MASK;
         unacked = 0;
@@ -280,9 +302,16 @@ final class RcResponder {
         }
         final MemoryRegion mr = device.lookupMr(p.atomicRkey);
         final long off = p.atomicVa - mr.addr();
-        final long original = p.opcode == Opcodes.RC_COMPARE_SWAP
-                ? mr.backing().compareAndSwap(off, p.atomicCompare, p.atomicSwapOrAdd)
-                : mr.backing().fetchAndAdd(off, p.atomicSwapOrAdd);
+        final long original;
+        try {
+            original = p.opcode == Opcodes.RC_COMPARE_SWAP
+                    ? mr.backing().compareAndSwap(off, p.atomicCompare, p.atomicSwapOrAdd)
+                    : mr.backing().fetchAndAdd(off, p.atomicSwapOrAdd);
+        } catch (final VerbsException e) {
+            faultOrThrow(e);
+            nakError(p, Aeth.NAK_REMOTE_ACCESS_ERROR);
+            return;
+        }
         final int slot = atomicNext;
         atomicNext = (atomicNext + 1) % ATOMIC_REPLAY_SLOTS;
         atomicPsn[slot] = p.psn;
@@ -559,6 +588,17 @@ final class RcResponder {
     }
 
     /** NAKs {@code p} with {@code code} and moves the QP to the error state (class B/C errors). */
+    /**
+     * A region's memory failed (EFAULT: the application unmapped it) while this responder touched
+     * it: counted, and the caller answers with a NAK. Anything else is a bug and propagates.
+     */
+    private void faultOrThrow(final VerbsException e) {
+        if (e.errno() != Errno.EFAULT) {
+            throw e;
+        }
+        counters.localMemoryFaults++;
+    }
+
     private void nakError(final TransportPacket p, final int code) {
         switch (code) {
             case Aeth.NAK_REMOTE_ACCESS_ERROR -> counters.accessNaksSent++;

@@ -20,6 +20,8 @@ public final class WorkCompletion {
     public int pkeyIndex;
     /** Source IPv4 of a UD receive (RoCEv2 has no LID; this replaces slid). */
     public int srcIpv4;
+    /** The message carried the solicited-event bit (what a solicited-only notification waits for). */
+    public boolean solicited;
 
     /** Copies every field from {@code o}. */
     public void copyFrom(final WorkCompletion o) {
@@ -34,6 +36,7 @@ public final class WorkCompletion {
         wcFlags = o.wcFlags;
         pkeyIndex = o.pkeyIndex;
         srcIpv4 = o.srcIpv4;
+        solicited = o.solicited;
     }
 
     void clear() {
@@ -48,6 +51,7 @@ public final class WorkCompletion {
         wcFlags = 0;
         pkeyIndex = 0;
         srcIpv4 = 0;
+        solicited = false;
     }
 
     @Override

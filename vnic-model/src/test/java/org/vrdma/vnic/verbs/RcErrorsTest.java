@@ -217,6 +217,115 @@ class RcErrorsTest {
         }
     }
 
+    /** Memory an application unmapped after registering it: every access fails with EFAULT. */
+    private static final class UnmappedMemory implements org.vrdma.vnic.memory.MemoryRegionBacking {
+        int faults;
+
+        private VerbsException fault() {
+            faults++;
+            return new VerbsException(Errno.EFAULT, "page not mapped");
+        }
+
+        @Override
+        public long capacity() {
+            return 1 << 20;
+        }
+
+        @Override
+        public void read(final long offset, final io.netty.buffer.ByteBuf dst, final int length) {
+            throw fault();
+        }
+
+        @Override
+        public void write(final long offset, final io.netty.buffer.ByteBuf src, final int srcIndex, final int length) {
+            throw fault();
+        }
+
+        @Override
+        public void read(final long offset, final byte[] dst, final int dstIndex, final int length) {
+            throw fault();
+        }
+
+        @Override
+        public void write(final long offset, final byte[] src, final int srcIndex, final int length) {
+            throw fault();
+        }
+
+        @Override
+        public long readLong(final long offset) {
+            throw fault();
+        }
+
+        @Override
+        public void writeLong(final long offset, final long value) {
+            throw fault();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = WrOpcode.class,
+            names = {"RDMA_WRITE", "SEND", "RDMA_READ", "ATOMIC_FETCH_AND_ADD"})
+    void localMemoryThatFaultsCompletesWithLocalProtectionErrorAndFlushesTheRest(final WrOpcode op) {
+        try (Fabric f = fabric()) {
+            final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
+            final RecvWorkRequest r = new RecvWorkRequest();
+            r.addSge(Fabric.BASE, 4096, f.b.mr.lkey());
+            qp[1].postRecv(r);
+            final UnmappedMemory gone = new UnmappedMemory();
+            final MemoryRegion mr = f.a.pd.registerMemoryRegion(gone, 0x5000_0000L, AccessFlags.LOCAL_WRITE);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.wrId = 1;
+            wr.opcode = op;
+            wr.sendFlags = SendFlags.SIGNALED;
+            wr.remoteAddr = Fabric.BASE;
+            wr.rkey = f.b.mr.rkey();
+            wr.addSge(0x5000_0000L, op.isAtomic() ? 8 : 3000, mr.lkey());
+            qp[0].postSend(wr);
+            post(qp[0], WrOpcode.RDMA_WRITE, 2, f, 100);
+            f.runUntil(() -> f.a.cq.size() == 2, 100_000_000L);
+            assertThat(drain(f.a.cq))
+                    .extracting(w -> w.status)
+                    .containsExactly(WcStatus.LOC_PROT_ERR, WcStatus.WR_FLUSH_ERR);
+            assertThat(qp[0].state()).isEqualTo(QpState.ERR);
+            assertThat(gone.faults).isPositive();
+            assertThat(qp[0].counters().localMemoryFaults + qp[1].counters().localMemoryFaults)
+                    .isPositive();
+            mr.deregister();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(
+            value = WrOpcode.class,
+            names = {"RDMA_WRITE", "RDMA_READ", "ATOMIC_CMP_AND_SWP"})
+    void remoteMemoryThatFaultsIsARemoteAccessErrorForThePeer(final WrOpcode op) {
+        try (Fabric f = fabric()) {
+            final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
+            final UnmappedMemory gone = new UnmappedMemory();
+            final MemoryRegion target = f.b.pd.registerMemoryRegion(
+                    gone,
+                    0x6000_0000L,
+                    AccessFlags.LOCAL_WRITE
+                            | AccessFlags.REMOTE_WRITE
+                            | AccessFlags.REMOTE_READ
+                            | AccessFlags.REMOTE_ATOMIC);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.wrId = 1;
+            wr.opcode = op;
+            wr.sendFlags = SendFlags.SIGNALED;
+            wr.remoteAddr = 0x6000_0000L;
+            wr.rkey = target.rkey();
+            wr.addSge(Fabric.BASE, op.isAtomic() ? 8 : 2000, f.a.mr.lkey());
+            qp[0].postSend(wr);
+            f.runUntil(() -> f.a.cq.size() == 1, 100_000_000L);
+            assertThat(drain(f.a.cq)).extracting(w -> w.status).containsExactly(WcStatus.REM_ACCESS_ERR);
+            assertThat(qp[1].state()).isEqualTo(QpState.ERR);
+            assertThat(qp[1].counters().localMemoryFaults).isPositive();
+            target.deregister();
+        }
+    }
+
     @Test
     void localProtectionErrorCompletesInOrder() {
         try (Fabric f = fabric()) {

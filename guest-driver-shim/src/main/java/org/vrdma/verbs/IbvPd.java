@@ -1,0 +1,137 @@
+package org.vrdma.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.vrdma.vnic.verbs.AddressHandle;
+import org.vrdma.vnic.verbs.MemoryRegion;
+import org.vrdma.vnic.verbs.ProtectionDomain;
+
+/**
+ * A protection domain ({@code struct ibv_pd}): memory regions, queue pairs, shared receive queues
+ * and address handles of one domain work only together.
+ */
+public final class IbvPd implements AutoCloseable {
+    private final IbvContext context;
+    private final ProtectionDomain pd;
+    // Confined to the loop.
+    final List<IbvMr> mrs = new ArrayList<>();
+    final List<IbvAh> ahs = new ArrayList<>();
+    private boolean live = true;
+
+    IbvPd(IbvContext context, ProtectionDomain pd) {
+        this.context = context;
+        this.pd = pd;
+    }
+
+    /** The context. */
+    public IbvContext context() {
+        return context;
+    }
+
+    /**
+     * Registers an off-heap segment ({@code ibv_reg_mr}). The segment must be native and accessible
+     * from other threads (a global, automatic or shared arena; not a confined one).
+     *
+     * @param access {@link org.vrdma.vnic.verbs.AccessFlags} bits; remote write and atomics need
+     *     LOCAL_WRITE too
+     * @throws IbvInvalidArgumentException for a heap or confined segment, a length of 0 or above
+     *     {@code max_mr_size}, unknown or inconsistent flags
+     * @throws IbvNoMemoryException when the device has no free memory region
+     */
+    public IbvMr regMr(MemorySegment segment, int access) {
+        if (segment == null || !segment.isNative()) {
+            throw new IbvInvalidArgumentException("only off-heap (native) memory can be registered");
+        }
+        if (segment.byteSize() == 0 || segment.byteSize() > Integer.MAX_VALUE) {
+            throw new IbvInvalidArgumentException("invalid memory region length " + segment.byteSize());
+        }
+        if (segment.isReadOnly()) {
+            throw new IbvInvalidArgumentException("read-only segments cannot be registered");
+        }
+        return context.loop.call(() -> {
+            checkLive();
+            if (!segment.isAccessibleBy(Thread.currentThread())) {
+                throw new IbvInvalidArgumentException("segment of a confined arena: the device cannot reach it");
+            }
+            if (!segment.scope().isAlive()) {
+                throw new IbvFaultException("segment's arena is closed");
+            }
+            SegmentMemory memory = new SegmentMemory(segment);
+            MemoryRegion mr = pd.registerMemoryRegion(memory, segment.address(), access);
+            IbvMr m = new IbvMr(this, mr, memory);
+            context.mrByIndex.set(m.lkey() >>> 8, m);
+            mrs.add(m);
+            return m;
+        });
+    }
+
+    /** Registers a direct buffer's whole capacity, like {@link #regMr(MemorySegment, int)}. */
+    public IbvMr regMr(ByteBuffer directBuffer, int access) {
+        if (directBuffer == null || !directBuffer.isDirect()) {
+            throw new IbvInvalidArgumentException("only direct buffers can be registered");
+        }
+        return regMr(MemorySegment.ofBuffer(directBuffer.duplicate().clear()), access);
+    }
+
+    /** Creates an address handle for UD sends ({@code ibv_create_ah}). */
+    public IbvAh createAh(IbvAhAttr attr) {
+        if (attr == null) {
+            throw new IbvInvalidArgumentException("ah_attr missing");
+        }
+        org.vrdma.vnic.verbs.AhAttr a = attr.toModel();
+        return context.loop.call(() -> {
+            checkLive();
+            AddressHandle ah = pd.createAddressHandle(a);
+            IbvAh h = new IbvAh(this, ah, attr.dgid);
+            ahs.add(h);
+            return h;
+        });
+    }
+
+    /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
+    public void dealloc() {
+        context.loop.call(() -> {
+            destroyOnLoop();
+            return null;
+        });
+    }
+
+    /** Frees the domain unless that was already done. */
+    @Override
+    public void close() {
+        context.loop.call(() -> {
+            if (live) {
+                destroyOnLoop();
+            }
+            return null;
+        });
+    }
+
+    ProtectionDomain model() {
+        return pd;
+    }
+
+    void checkLive() {
+        if (!live) {
+            throw new IbvInvalidArgumentException("protection domain was deallocated");
+        }
+    }
+
+    void destroyChildrenOnLoop() {
+        for (IbvAh h : List.copyOf(ahs)) {
+            h.destroyOnLoop();
+        }
+        for (IbvMr m : List.copyOf(mrs)) {
+            m.deregOnLoop();
+        }
+    }
+
+    void destroyOnLoop() {
+        checkLive();
+        pd.deallocate();
+        live = false;
+        context.pds.remove(this);
+    }
+}

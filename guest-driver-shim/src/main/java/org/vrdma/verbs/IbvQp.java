@@ -1,0 +1,500 @@
+package org.vrdma.verbs;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.vrdma.vnic.verbs.AtomicCap;
+import org.vrdma.vnic.verbs.Errno;
+import org.vrdma.vnic.verbs.QpAttr;
+import org.vrdma.vnic.verbs.QpAttrMask;
+import org.vrdma.vnic.verbs.QpState;
+import org.vrdma.vnic.verbs.QpType;
+import org.vrdma.vnic.verbs.QueuePair;
+import org.vrdma.vnic.verbs.RecvWorkRequest;
+import org.vrdma.vnic.verbs.SendFlags;
+import org.vrdma.vnic.verbs.SendWorkRequest;
+import org.vrdma.vnic.verbs.VerbsException;
+import org.vrdma.vnic.verbs.WcOpcode;
+import org.vrdma.vnic.verbs.WcStatus;
+import org.vrdma.vnic.verbs.WorkCompletion;
+import org.vrdma.vnic.verbs.WrOpcode;
+
+/**
+ * A queue pair ({@code struct ibv_qp}), RC or UD.
+ *
+ * <p><b>State</b>: {@link #modify} accepts exactly the transitions and attribute masks of the
+ * InfiniBand specification (RESET → INIT → RTR → RTS, RTS ↔ SQD, anything → RESET or ERR); anything
+ * else is EINVAL and leaves the QP unchanged. Entering ERR completes every outstanding request with
+ * WR_FLUSH_ERR; entering RESET drops them without completions.
+ *
+ * <p><b>Posting</b> never waits for the device: {@link #postSend} and {@link #postRecv} check the
+ * request (EINVAL for a bad opcode, size, state or handle; ENOMEM when the queue is full), copy it
+ * into a ring the device's event loop drains, and wake the loop. Problems the device finds in the
+ * memory itself (a bad lkey, an address outside the region, missing access rights) are not errors
+ * of the call but error completions (LOC_PROT_ERR), as with hardware. A send queue slot is free
+ * again once a completion for that request, or for a later one, has been produced: post with
+ * {@link SendFlags#SIGNALED} at least once per {@code maxSendWr} requests (or create the QP with
+ * {@code sqSigAll}). One thread at a time posts to a queue.
+ */
+public final class IbvQp implements AutoCloseable {
+    private final IbvContext context;
+    private final IbvPd pd;
+    private final QueuePair qp;
+    private final int qpNum;
+    private final QpType type;
+    private final IbvCq sendCq;
+    private final IbvCq recvCq;
+    private final IbvSrq srq;
+    private final int maxSendWr;
+    private final int maxSendSge;
+    private final int maxRecvWr;
+    private final int maxRecvSge;
+    private final int maxInline;
+    private final boolean atomics;
+
+    // Mirrors the posting threads read; written on the loop after every modify.
+    private volatile QpState state = QpState.RESET;
+    private volatile int pathMtuBytes;
+    private volatile boolean live = true;
+
+    // Send submissions: written by the posting thread, drained on the loop.
+    private final SendSlot[] sendSlots;
+    private final AtomicLong sendTail = new AtomicLong();
+    private final AtomicLong sendRetired = new AtomicLong();
+    private final AtomicBoolean sendScheduled = new AtomicBoolean();
+    private final Runnable sendDrain = this::drainSends;
+    private final RecvRing recvRing;
+    private final Runnable recvDrain = this::drainRecvs;
+    private final Consumer<RecvWorkRequest> recvSink = this::postRecvToModel;
+
+    // Confined to the loop.
+    private long loopSendHead;
+    private final long[] sendWrIds;
+    private final SendWorkRequest modelWr;
+    private long refusedPosts;
+
+    IbvQp(IbvContext context, IbvPd pd, QueuePair qp, IbvQpInitAttr granted) {
+        this.context = context;
+        this.pd = pd;
+        this.qp = qp;
+        this.qpNum = qp.qpNum();
+        this.type = qp.type();
+        this.sendCq = granted.sendCq;
+        this.recvCq = granted.recvCq;
+        this.srq = granted.srq;
+        this.maxSendWr = granted.maxSendWr;
+        this.maxSendSge = granted.maxSendSge;
+        this.maxRecvWr = granted.maxRecvWr;
+        this.maxRecvSge = granted.maxRecvSge;
+        this.maxInline = granted.maxInlineData;
+        this.atomics = context.queryDevice().atomicCap() != AtomicCap.NONE;
+        this.sendSlots = new SendSlot[maxSendWr];
+        for (int i = 0; i < maxSendWr; i++) {
+            sendSlots[i] = new SendSlot(maxSendSge, maxInline);
+        }
+        this.sendWrIds = new long[maxSendWr];
+        this.modelWr = new SendWorkRequest(maxSendSge);
+        this.recvRing = srq == null ? new RecvRing(maxRecvWr, maxRecvSge) : null;
+        refreshMirrors();
+    }
+
+    /** The QP number. */
+    public int qpNum() {
+        return qpNum;
+    }
+
+    /** RC or UD. */
+    public QpType type() {
+        return type;
+    }
+
+    /** The protection domain. */
+    public IbvPd pd() {
+        return pd;
+    }
+
+    /** The context. */
+    public IbvContext context() {
+        return context;
+    }
+
+    /** The shared receive queue, or null. */
+    public IbvSrq srq() {
+        return srq;
+    }
+
+    /** The state as of the last {@link #modify} (the device may since have moved it to ERR). */
+    public QpState state() {
+        return state;
+    }
+
+    /**
+     * Modifies the QP ({@code ibv_modify_qp}) with the fields of {@code attr} named by {@code mask}
+     * ({@link QpAttrMask} bits).
+     *
+     * @throws IbvInvalidArgumentException for a transition or mask the specification does not allow,
+     *     or a value outside the device's limits
+     */
+    public void modify(IbvQpAttr attr, int mask) {
+        checkLive();
+        QpAttr m = attr.toModel(mask);
+        context.loop.call(() -> {
+            checkLive();
+            // Posts made before this call reach the device before the state changes.
+            drainSends();
+            drainRecvs();
+            qp.modify(m, mask);
+            if (qp.state() == QpState.RESET) {
+                sendRetired.set(sendTail.get());
+                if (recvRing != null) {
+                    recvRing.retireAll();
+                }
+            }
+            refreshMirrors();
+            return null;
+        });
+    }
+
+    /** Current attributes ({@code ibv_query_qp}), including the state the device is in now. */
+    public IbvQpAttr query() {
+        checkLive();
+        return context.loop.call(() -> IbvQpAttr.fromModel(qp.query()));
+    }
+
+    /**
+     * Posts a send work request ({@code ibv_post_send}) without waiting for the device.
+     *
+     * @throws IbvInvalidArgumentException wrong state (RESET, INIT, RTR), an opcode the QP type does
+     *     not allow, too many elements, inline data beyond {@code maxInlineData} or outside a
+     *     registered region, an atomic without exactly one 8-byte element, a UD request without a
+     *     live address handle of the QP's domain or longer than the path MTU
+     * @throws IbvNoMemoryException the send queue is full
+     * @throws IbvNotSupportedException atomics on a device without them
+     */
+    public void postSend(IbvSendWr wr) {
+        checkLive();
+        QpState s = state;
+        if (s == QpState.RESET || s == QpState.INIT || s == QpState.RTR) {
+            throw new IbvInvalidArgumentException("cannot post sends in state " + s);
+        }
+        long total = validate(wr);
+        long t = sendTail.getPlain();
+        if (t - sendRetired.get() >= maxSendWr) {
+            throw new IbvNoMemoryException(Errno.ENOMEM, "send queue full (" + maxSendWr + ")");
+        }
+        sendSlots[(int) (t % maxSendWr)].fill(wr, total, context);
+        // A volatile store, ordered before the read of the scheduled flag in wake().
+        sendTail.set(t + 1);
+        if (context.loop.inLoop()) {
+            drainSends();
+        } else if (!sendScheduled.get() && sendScheduled.compareAndSet(false, true)) {
+            context.loop.execute(sendDrain);
+        }
+    }
+
+    /**
+     * Posts a receive ({@code ibv_post_recv}) without waiting for the device.
+     *
+     * @throws IbvInvalidArgumentException RESET, an SRQ attached, too many elements, a negative length
+     * @throws IbvNoMemoryException the receive queue is full
+     */
+    public void postRecv(IbvRecvWr wr) {
+        checkLive();
+        if (wr == null) {
+            throw new IbvInvalidArgumentException("work request missing");
+        }
+        if (srq != null) {
+            throw new IbvInvalidArgumentException("the QP uses a shared receive queue");
+        }
+        if (state == QpState.RESET) {
+            throw new IbvInvalidArgumentException("cannot post receives in RESET");
+        }
+        if (!recvRing.offer(wr, maxRecvSge)) {
+            throw new IbvNoMemoryException(Errno.ENOMEM, "receive queue full (" + maxRecvWr + ")");
+        }
+        if (context.loop.inLoop()) {
+            drainRecvs();
+        } else if (!recvRing.scheduled.get() && recvRing.scheduled.compareAndSet(false, true)) {
+            context.loop.execute(recvDrain);
+        }
+    }
+
+    /** Send requests posted whose completion (or a later one's) has not been produced yet. */
+    public long outstandingSends() {
+        return sendTail.get() - sendRetired.get();
+    }
+
+    /** Requests the device refused after they were posted (races with modify or destroy). */
+    public long refusedPosts() {
+        return context.loop.call(() -> refusedPosts);
+    }
+
+    /** Destroys the QP ({@code ibv_destroy_qp}); outstanding requests vanish without completions. */
+    public void destroy() {
+        checkLive();
+        context.loop.call(() -> {
+            checkLive();
+            destroyOnLoop();
+            return null;
+        });
+    }
+
+    /** Destroys the QP unless that was already done. */
+    @Override
+    public void close() {
+        if (live) {
+            context.loop.call(() -> {
+                if (live) {
+                    destroyOnLoop();
+                }
+                return null;
+            });
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "IbvQp{qpn=" + qpNum + ", " + type + ", " + state + '}';
+    }
+
+    // ---------------------------------------------------------------- posting thread
+
+    private long validate(IbvSendWr wr) {
+        if (wr == null || wr.opcode == null) {
+            throw new IbvInvalidArgumentException("work request or opcode missing");
+        }
+        WrOpcode op = wr.opcode;
+        if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
+            throw new IbvInvalidArgumentException(op + " is not valid on a UD queue pair");
+        }
+        if (wr.numSge() > maxSendSge) {
+            throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_send_sge " + maxSendSge);
+        }
+        long total = 0;
+        for (int i = 0; i < wr.numSge(); i++) {
+            if (wr.sgeLength(i) < 0) {
+                throw new IbvInvalidArgumentException("negative sge length");
+            }
+            total += wr.sgeLength(i);
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IbvInvalidArgumentException("message longer than 2^31 - 1 bytes");
+        }
+        if ((wr.sendFlags & SendFlags.INLINE) != 0) {
+            if (!op.carriesPayload()) {
+                throw new IbvInvalidArgumentException("INLINE is only valid for SEND and RDMA WRITE");
+            }
+            if (total > maxInline) {
+                throw new IbvInvalidArgumentException("inline data " + total + " > max_inline_data " + maxInline);
+            }
+        }
+        if (op.isAtomic()) {
+            if (!atomics) {
+                throw new IbvNotSupportedException("the device has no atomics");
+            }
+            if (wr.numSge() != 1 || wr.sgeLength(0) != 8) {
+                throw new IbvInvalidArgumentException("atomics need exactly one 8-byte sge");
+            }
+        }
+        if (type == QpType.UD) {
+            IbvAh ah = wr.ah;
+            if (ah == null || !ah.live || ah.pd() != pd) {
+                throw new IbvInvalidArgumentException("UD send needs a live address handle of the QP's domain");
+            }
+            if (total > pathMtuBytes) {
+                throw new IbvInvalidArgumentException("UD message of " + total + " bytes exceeds the MTU");
+            }
+        }
+        return total;
+    }
+
+    // ---------------------------------------------------------------- loop
+
+    private void drainSends() {
+        sendScheduled.set(false);
+        long t = sendTail.get();
+        while (loopSendHead < t) {
+            long seq = loopSendHead++;
+            int i = (int) (seq % maxSendWr);
+            SendSlot slot = sendSlots[i];
+            sendWrIds[i] = slot.wrId;
+            if (!live) {
+                continue;
+            }
+            slot.toModel(modelWr, seq);
+            try {
+                qp.postSend(modelWr);
+            } catch (VerbsException e) {
+                refuse(seq, slot.opcode);
+            }
+        }
+    }
+
+    /**
+     * A send the device refused after it was posted (a concurrent modify to RESET or INIT, say):
+     * the QP goes to ERR, which flushes the requests before it in order, and the request itself
+     * completes with LOC_QP_OP_ERR, so every posted request still gets its completion.
+     */
+    private void refuse(long seq, WrOpcode opcode) {
+        refusedPosts++;
+        if (qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
+            QpAttr err = new QpAttr();
+            err.qpState = QpState.ERR;
+            qp.modify(err, QpAttrMask.STATE);
+            refreshMirrors();
+        }
+        sendCq.produceLocal(
+                sendWrIds[(int) (seq % maxSendWr)], WcStatus.LOC_QP_OP_ERR, opcode.completionOpcode(), qpNum);
+        sendRetired.set(seq + 1);
+    }
+
+    private void drainRecvs() {
+        if (recvRing != null) {
+            recvRing.drain(recvSink);
+        }
+    }
+
+    private void postRecvToModel(RecvWorkRequest wr) {
+        if (!live) {
+            return;
+        }
+        try {
+            qp.postRecv(wr);
+        } catch (VerbsException e) {
+            refusedPosts++;
+            recvCq.produceLocal(wr.wrId, WcStatus.LOC_QP_OP_ERR, WcOpcode.RECV, qpNum);
+            recvRing.retireOne();
+        }
+    }
+
+    /** A completion of this QP leaves the vNIC: frees its queue slot, returns the application's id. */
+    long onCompletion(WorkCompletion wc) {
+        if (wc.opcode == WcOpcode.RECV || wc.opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            if (srq != null) {
+                srq.ring.retireOne();
+            } else {
+                recvRing.retireOne();
+            }
+            return wc.wrId;
+        }
+        // Send completions come in posting order; the id is the request's sequence number.
+        long seq = wc.wrId;
+        sendRetired.set(seq + 1);
+        return sendWrIds[(int) (seq % maxSendWr)];
+    }
+
+    void destroyOnLoop() {
+        qp.destroy();
+        live = false;
+        context.onQpDestroyed(this);
+    }
+
+    private void refreshMirrors() {
+        QpAttr a = qp.query();
+        pathMtuBytes = a.pathMtu.bytes();
+        state = a.qpState;
+    }
+
+    private void checkLive() {
+        if (!live) {
+            throw new IbvInvalidArgumentException("queue pair destroyed");
+        }
+    }
+
+    /** A copy of one posted send request, inline bytes included. */
+    private static final class SendSlot {
+        long wrId;
+        WrOpcode opcode;
+        int sendFlags;
+        int immData;
+        long remoteAddr;
+        int rkey;
+        long compareAdd;
+        long swap;
+        IbvAh ah;
+        int remoteQpn;
+        int remoteQkey;
+        final long[] addr;
+        final int[] length;
+        final int[] lkey;
+        int numSge;
+        final byte[] inline;
+        final ByteBuf inlineBuf;
+        int inlineLength;
+
+        SendSlot(int maxSge, int maxInline) {
+            addr = new long[maxSge];
+            length = new int[maxSge];
+            lkey = new int[maxSge];
+            inline = new byte[maxInline];
+            inlineBuf = Unpooled.wrappedBuffer(inline);
+        }
+
+        void fill(IbvSendWr wr, long total, IbvContext context) {
+            wrId = wr.wrId;
+            opcode = wr.opcode;
+            sendFlags = wr.sendFlags;
+            immData = wr.immData;
+            remoteAddr = wr.remoteAddr;
+            rkey = wr.rkey;
+            compareAdd = wr.compareAdd;
+            swap = wr.swap;
+            ah = wr.ah;
+            remoteQpn = wr.remoteQpn;
+            remoteQkey = wr.remoteQkey;
+            if ((sendFlags & SendFlags.INLINE) != 0) {
+                numSge = 0;
+                int pos = 0;
+                for (int i = 0; i < wr.numSge(); i++) {
+                    int len = wr.sgeLength(i);
+                    IbvMr mr = context.mrByIndex.get(wr.sgeLkey(i) >>> 8);
+                    if (mr == null || mr.lkey() != wr.sgeLkey(i) || !mr.contains(wr.sgeAddr(i), len)) {
+                        throw new IbvInvalidArgumentException("inline sge " + i + " is not inside a registered region");
+                    }
+                    MemorySegment src = mr.segment();
+                    try {
+                        MemorySegment.copy(src, ValueLayout.JAVA_BYTE, wr.sgeAddr(i) - mr.addr(), inline, pos, len);
+                    } catch (IllegalStateException e) {
+                        throw new IbvFaultException("inline source no longer accessible: " + e.getMessage());
+                    }
+                    pos += len;
+                }
+                inlineLength = (int) total;
+            } else {
+                numSge = wr.numSge();
+                for (int i = 0; i < numSge; i++) {
+                    addr[i] = wr.sgeAddr(i);
+                    length[i] = wr.sgeLength(i);
+                    lkey[i] = wr.sgeLkey(i);
+                }
+            }
+        }
+
+        void toModel(SendWorkRequest m, long seq) {
+            m.reset();
+            m.wrId = seq;
+            m.opcode = opcode;
+            m.sendFlags = sendFlags;
+            m.immData = immData;
+            m.remoteAddr = remoteAddr;
+            m.rkey = rkey;
+            m.compareAdd = compareAdd;
+            m.swap = swap;
+            m.ah = ah == null ? null : ah.ah;
+            m.remoteQpn = remoteQpn;
+            m.remoteQkey = remoteQkey;
+            if ((sendFlags & SendFlags.INLINE) != 0) {
+                inlineBuf.setIndex(0, inlineLength);
+                m.inlineData = inlineBuf;
+            } else {
+                for (int i = 0; i < numSge; i++) {
+                    m.addSge(addr[i], length[i], lkey[i]);
+                }
+            }
+        }
+    }
+}

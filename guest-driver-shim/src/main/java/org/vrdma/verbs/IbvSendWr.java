@@ -1,0 +1,103 @@
+package org.vrdma.verbs;
+
+import org.vrdma.vnic.verbs.WrOpcode;
+
+/**
+ * A send work request ({@code struct ibv_send_wr}), reusable: {@link IbvQp#postSend} copies what it
+ * needs, so an application keeps one instance per outstanding pattern and refills it.
+ *
+ * <p>Scatter/gather elements name native addresses inside registered regions ({@code mr.addr() +
+ * offset}) with the region's lkey. With {@link org.vrdma.vnic.verbs.SendFlags#INLINE} the bytes are
+ * copied when the request is posted, so the buffer may be reused at once; the lkey is still used to
+ * find the memory, so inline elements too must lie inside a region registered in the same context.
+ */
+public final class IbvSendWr {
+    /** Returned in the completion. */
+    public long wrId;
+    /** The operation. */
+    public WrOpcode opcode = WrOpcode.SEND;
+    /** {@link org.vrdma.vnic.verbs.SendFlags} bits: SIGNALED, SOLICITED, INLINE, FENCE. */
+    public int sendFlags;
+    /** Immediate data (host order) of SEND_WITH_IMM and RDMA_WRITE_WITH_IMM. */
+    public int immData;
+    /** RDMA and atomics: the peer's address. */
+    public long remoteAddr;
+    /** RDMA and atomics: the peer's rkey. */
+    public int rkey;
+    /** Atomics: the compare value (CAS) or the addend (FETCH_ADD). */
+    public long compareAdd;
+    /** Atomics: the swap value (CAS). */
+    public long swap;
+    /** UD: the address handle of the destination. */
+    public IbvAh ah;
+    /** UD: the destination QP number. */
+    public int remoteQpn;
+    /** UD: the destination Q_Key; a value with the high bit set means the QP's own Q_Key. */
+    public int remoteQkey;
+
+    private final long[] sgeAddr;
+    private final int[] sgeLength;
+    private final int[] sgeLkey;
+    private int numSge;
+
+    /** A request with room for {@code maxSge} scatter/gather elements. */
+    public IbvSendWr(int maxSge) {
+        sgeAddr = new long[maxSge];
+        sgeLength = new int[maxSge];
+        sgeLkey = new int[maxSge];
+    }
+
+    /** A request with room for 16 scatter/gather elements. */
+    public IbvSendWr() {
+        this(16);
+    }
+
+    /** Clears the scatter/gather list, the flags and the address handle. */
+    public IbvSendWr reset() {
+        numSge = 0;
+        sendFlags = 0;
+        ah = null;
+        return this;
+    }
+
+    /**
+     * Appends a scatter/gather element ({@code struct ibv_sge}).
+     *
+     * @throws IbvInvalidArgumentException if the request has no room for another element
+     */
+    public IbvSendWr addSge(long addr, int length, int lkey) {
+        if (numSge == sgeAddr.length) {
+            throw new IbvInvalidArgumentException("no room for another sge (" + sgeAddr.length + ")");
+        }
+        sgeAddr[numSge] = addr;
+        sgeLength[numSge] = length;
+        sgeLkey[numSge] = lkey;
+        numSge++;
+        return this;
+    }
+
+    /** Appends {@code [mr.addr() + offset, + length)} of {@code mr}. */
+    public IbvSendWr addSge(IbvMr mr, long offset, int length) {
+        return addSge(mr.addr() + offset, length, mr.lkey());
+    }
+
+    /** Elements in the list. */
+    public int numSge() {
+        return numSge;
+    }
+
+    /** Address of element {@code i}. */
+    public long sgeAddr(int i) {
+        return sgeAddr[i];
+    }
+
+    /** Length of element {@code i}. */
+    public int sgeLength(int i) {
+        return sgeLength[i];
+    }
+
+    /** Local key of element {@code i}. */
+    public int sgeLkey(int i) {
+        return sgeLkey[i];
+    }
+}

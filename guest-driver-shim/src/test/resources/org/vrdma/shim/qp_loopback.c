@@ -1,0 +1,275 @@
+/*
+ * A verbs application (gcc ... -libverbs) that connects two RC queue pairs of its own through the
+ * vNIC and checks what arrives. The first argument picks a scenario:
+ *   data                 WRITE, SEND with immediate, READ and FETCH_AND_ADD between the QPs; every
+ *                        byte checked; prints "DATA OK ..."
+ *   badlkey              a SEND whose lkey is not a registered region's: prints the completion
+ *   unmapped             a WRITE from a registered page the program unmapped afterwards
+ *   remote-unmapped      a WRITE into the peer QP's registered page, unmapped afterwards
+ *   hold                 prints "READY qpn=.. lkey=.. rkey=.. addr=.." and waits for stdin to close
+ *   foreign LKEY RKEY ADDR  uses another program's keys: a SEND from its lkey, a WRITE to its rkey
+ * Completions are printed as "WC <name> status=<n> opcode=<n> len=<n>".
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE (1 << 16)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp[2];
+static union ibv_gid gid;
+
+static void die(const char *what)
+{
+	printf("FAIL %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+	exit(2);
+}
+
+static struct ibv_qp *make_qp(void)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ibv_qp *q = ibv_create_qp(pd, &a);
+
+	if (!q)
+		die("ibv_create_qp");
+	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify INIT");
+	return q;
+}
+
+static void connect_qp(struct ibv_qp *q, uint32_t dest)
+{
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = 100,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = 100,
+		.max_rd_atomic = 4,
+	};
+	struct ibv_qp_attr got;
+	struct ibv_qp_init_attr init;
+
+	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					   IBV_QP_MIN_RNR_TIMER))
+		die("modify RTR");
+	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify RTS");
+	if (ibv_query_qp(q, &got, IBV_QP_STATE | IBV_QP_CAP, &init) || got.qp_state != IBV_QPS_RTS ||
+	    got.dest_qp_num != dest || init.cap.max_inline_data != 64)
+		die("query_qp");
+}
+
+/* Polls until one completion arrives (bounded) and prints it. */
+static struct ibv_wc wait_wc(const char *name)
+{
+	struct ibv_wc wc;
+
+	for (long i = 0; i < 2000000000L; i++) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n == 1) {
+			printf("WC %s status=%d opcode=%d len=%u\n", name, wc.status, wc.opcode,
+			       wc.byte_len);
+			fflush(stdout);
+			return wc;
+		}
+		if ((i & 1023) == 1023)
+			usleep(100);
+	}
+	die("no completion");
+	return wc;
+}
+
+static void post(struct ibv_qp *q, enum ibv_wr_opcode op, void *addr, uint32_t len, uint32_t lkey,
+		 uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 5;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (op == IBV_WR_SEND_WITH_IMM)
+		wr.imm_data = htobe32(0x1234);
+	if (ibv_post_send(q, &wr, &bad))
+		die("ibv_post_send");
+}
+
+static void post_recv(struct ibv_qp *q, void *addr, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_recv_wr wr = { .wr_id = 77, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(q, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	const char *mode = argc > 1 ? argv[1] : "data";
+	unsigned char *buf;
+	struct ibv_mr *mr;
+
+	if (!list || n < 1)
+		die("no device");
+	ctx = ibv_open_device(list[0]);
+	if (!ctx)
+		die("ibv_open_device");
+	if (ibv_query_gid(ctx, 1, 0, &gid))
+		die("ibv_query_gid");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq)
+		die("pd/cq");
+	buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap");
+	for (int i = 0; i < BUF_SIZE; i++)
+		buf[i] = (unsigned char)(i * 7 + 3);
+	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		die("ibv_reg_mr");
+	qp[0] = make_qp();
+	qp[1] = make_qp();
+	connect_qp(qp[0], qp[1]->qp_num);
+	connect_qp(qp[1], qp[0]->qp_num);
+
+	if (!strcmp(mode, "data")) {
+		unsigned char *src = buf, *dst = buf + 8192, *rcv = buf + 16384, *rd = buf + 24576;
+		uint64_t *counter = (uint64_t *)(buf + 32768), *old = (uint64_t *)(buf + 32776);
+		struct ibv_wc wc;
+
+		memset(dst, 0, 4096);
+		post(qp[0], IBV_WR_RDMA_WRITE, src, 4096, mr->lkey, (uintptr_t)dst, mr->rkey, 1);
+		wc = wait_wc("write");
+		if (wc.status || memcmp(src, dst, 4096))
+			die("write data");
+		post_recv(qp[1], rcv, 1024, mr->lkey);
+		post(qp[0], IBV_WR_SEND_WITH_IMM, src + 100, 300, mr->lkey, 0, 0, 2);
+		/* The receive may complete before the sender's ACK arrives: take both, by opcode. */
+		wc = wait_wc("send-or-recv");
+		if (wc.opcode != IBV_WC_RECV)
+			wc = wait_wc("send-or-recv");
+		else
+			wait_wc("send-or-recv");
+		if (wc.status || wc.byte_len != 300 || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
+		    be32toh(wc.imm_data) != 0x1234 || wc.opcode != IBV_WC_RECV || memcmp(src + 100, rcv, 300))
+			die("send data");
+		memset(rd, 0, 2000);
+		post(qp[0], IBV_WR_RDMA_READ, rd, 2000, mr->lkey, (uintptr_t)(src + 5000), mr->rkey, 3);
+		wc = wait_wc("read");
+		if (wc.status || memcmp(rd, src + 5000, 2000))
+			die("read data");
+		*counter = 40;
+		post(qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, old, 8, mr->lkey, (uintptr_t)counter, mr->rkey, 4);
+		wc = wait_wc("faa");
+		if (wc.status || *old != 40 || *counter != 45)
+			die("atomic");
+		printf("DATA OK write=4096 send=300 read=2000 faa=%llu->%llu\n", (unsigned long long)*old,
+		       (unsigned long long)*counter);
+	} else if (!strcmp(mode, "badlkey")) {
+		post(qp[0], IBV_WR_SEND, buf, 64, mr->lkey + 0x1000, 0, 0, 1);
+		wait_wc("badlkey");
+	} else if (!strcmp(mode, "unmapped") || !strcmp(mode, "remote-unmapped")) {
+		unsigned char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ibv_mr *gone;
+
+		memset(pages, 1, 8192);
+		gone = ibv_reg_mr(pd, pages, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!gone)
+			die("reg pages");
+		munmap(pages + 4096, 4096); /* registered, then unmapped: no pinning here */
+		if (!strcmp(mode, "unmapped"))
+			post(qp[0], IBV_WR_RDMA_WRITE, pages + 4096, 1000, gone->lkey, (uintptr_t)buf,
+			     mr->rkey, 1);
+		else
+			post(qp[0], IBV_WR_RDMA_WRITE, buf, 1000, mr->lkey, (uintptr_t)(pages + 4096),
+			     gone->rkey, 1);
+		wait_wc(mode);
+	} else if (!strcmp(mode, "hold")) {
+		char line[64];
+
+		printf("READY qpn=%u qpn=%u lkey=%u rkey=%u addr=%llu\n", qp[0]->qp_num, qp[1]->qp_num,
+		       mr->lkey, mr->rkey, (unsigned long long)(uintptr_t)buf);
+		fflush(stdout);
+		while (fgets(line, sizeof(line), stdin))
+			;
+	} else if (!strcmp(mode, "foreign") && argc == 5) {
+		uint32_t lkey = (uint32_t)strtoul(argv[2], NULL, 10);
+		uint32_t rkey = (uint32_t)strtoul(argv[3], NULL, 10);
+		uint64_t addr = strtoull(argv[4], NULL, 10);
+
+		/* Another program's lkey names memory of another PD: a local protection error. */
+		post(qp[0], IBV_WR_RDMA_WRITE, (void *)(uintptr_t)addr, 64, lkey, (uintptr_t)buf,
+		     mr->rkey, 1);
+		wait_wc("foreign-lkey");
+		/* Its rkey, through a QP of this program's PD: a remote access error. */
+		ibv_destroy_qp(qp[0]);
+		ibv_destroy_qp(qp[1]);
+		qp[0] = make_qp();
+		qp[1] = make_qp();
+		connect_qp(qp[0], qp[1]->qp_num);
+		connect_qp(qp[1], qp[0]->qp_num);
+		post(qp[0], IBV_WR_RDMA_WRITE, buf, 64, mr->lkey, addr, rkey, 2);
+		wait_wc("foreign-rkey");
+	} else {
+		die("usage");
+	}
+	fflush(stdout);
+	if (ibv_destroy_qp(qp[0]) || ibv_destroy_qp(qp[1]) || ibv_destroy_cq(cq))
+		die("destroy");
+	printf("DONE\n");
+	return 0;
+}

@@ -1,0 +1,278 @@
+package org.vrdma.harness.backend;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.vrdma.harness.lab.EniHandle;
+import org.vrdma.harness.lab.HostHandle;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabException;
+import org.vrdma.harness.lab.LabNetwork;
+import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.RunProgress;
+import org.vrdma.harness.lab.TopologyGenerator;
+import org.vrdma.harness.lab.WorkloadSpec;
+import org.vrdma.harness.perf.RealTimeTwoHostLab;
+import org.vrdma.vnic.verbs.Device;
+
+/**
+ * A lab definition running on a real-time backend ({@code embedded}, {@code netns}, {@code
+ * docker}): the {@link LabRun} face of a {@link RunningLab}. Perftest workloads run as verified
+ * transfers between the hosts' processes, one after the other; the vNICs live in those processes,
+ * so {@link EniHandle#device()} is not available here (the virtual backend offers it).
+ */
+public final class RealTimeLabRun implements LabRun {
+    private static final Pattern BW_ROW =
+            Pattern.compile("\\n\\s*(\\d+)\\s+(\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+intact");
+    private static final Pattern LAT_ROW = Pattern.compile(
+            "\\n\\s*(\\d+)\\s+(\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)");
+    private static final Pattern COUNTERS = Pattern.compile(
+            "counters: tx (\\d+) pkts, rx \\d+ pkts, retransmitted (\\d+), timeouts (\\d+), NAK seq (\\d+)");
+
+    private final Lab lab;
+    private final LabNetwork network;
+    private final RunningLab running;
+    private final List<HostHandle> hosts = new ArrayList<>();
+
+    private RealTimeLabRun(Lab lab, LabNetwork network, RunningLab running) {
+        this.lab = lab;
+        this.network = network;
+        this.running = running;
+        for (LabNetwork.LabHost h : network.hosts()) {
+            List<EniHandle> enis = h.enis().stream().<EniHandle>map(Eni::new).toList();
+            hosts.add(new HostHandle() {
+                @Override
+                public String name() {
+                    return h.name();
+                }
+
+                @Override
+                public List<EniHandle> enis() {
+                    return enis;
+                }
+            });
+        }
+    }
+
+    /** Brings {@code lab} up on {@code backend}. */
+    static RealTimeLabRun start(HostBackend backend, Lab definition) {
+        Lab lab = definition.withDefaults();
+        LabNetwork network = TopologyGenerator.resolve(lab);
+        LabPlan plan = LabPlans.of(lab.name(), network);
+        try {
+            return new RealTimeLabRun(lab, network, RunningLab.start(backend, plan));
+        } catch (LabException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new LabException(
+                    "", "cannot bring lab " + lab.name() + " up on " + backend.name() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The running lab: hosts and transfers. */
+    public RunningLab runningLab() {
+        return running;
+    }
+
+    @Override
+    public Lab lab() {
+        return lab;
+    }
+
+    @Override
+    public LabNetwork network() {
+        return network;
+    }
+
+    @Override
+    public String backend() {
+        return running.backend();
+    }
+
+    @Override
+    public String describe() {
+        return network.hosts().size() + " hosts on the " + running.backend() + " backend (lab " + running.id()
+                + "), real time; links are the machine's own (not modelled), ENI MACs derived from their addresses";
+    }
+
+    @Override
+    public List<HostHandle> hosts() {
+        return hosts;
+    }
+
+    @Override
+    public HostHandle host(String name) {
+        for (HostHandle h : hosts) {
+            if (h.name().equals(name)) {
+                return h;
+            }
+        }
+        throw new LabException("", "no host " + name);
+    }
+
+    @Override
+    public EniHandle eni(String ref) {
+        LabNetwork.LabEni spec = network.eni(ref, "eni");
+        return host(spec.host()).eni(spec.name());
+    }
+
+    @Override
+    public long nowNs() {
+        return System.nanoTime();
+    }
+
+    @Override
+    public boolean await(BooleanSupplier done, long timeoutNs) {
+        return RealTimeTwoHostLab.awaitWallClock(done, timeoutNs);
+    }
+
+    /** Runs the lab's perftest workloads one after the other, each a transfer checked byte for byte. */
+    @Override
+    public LabResults run(RunProgress progress) {
+        List<WorkloadSpec.Perftest> tests = new ArrayList<>();
+        for (int i = 0; i < lab.workloads().size(); i++) {
+            if (!(lab.workloads().get(i) instanceof WorkloadSpec.Perftest p)) {
+                throw new LabException(
+                        "workloads[" + i + "]",
+                        lab.workloads().get(i).getClass().getSimpleName()
+                                + " workloads run on the virtual backend; the real-time backends run perftest workloads");
+            }
+            tests.add(p);
+        }
+        long start = System.nanoTime();
+        List<LabResults.PerftestResult> results = new ArrayList<>();
+        long tx = 0;
+        long retransmitted = 0;
+        long timeouts = 0;
+        long naks = 0;
+        long delivered = 0;
+        for (int i = 0; i < tests.size(); i++) {
+            WorkloadSpec.Perftest p = tests.get(i);
+            Transfer t = transfer(i, p);
+            if (t.clientExit() != 0 || t.serverExit() != 0 || (Boolean.TRUE.equals(p.verify()) && !verified(t))) {
+                throw new LabException("workloads[" + i + "]", "perftest failed: " + t);
+            }
+            results.add(result(p, t));
+            Matcher c = COUNTERS.matcher(t.clientOutput());
+            if (c.find()) {
+                tx += Long.parseLong(c.group(1));
+                retransmitted += Long.parseLong(c.group(2));
+                timeouts += Long.parseLong(c.group(3));
+                naks += Long.parseLong(c.group(4));
+            }
+            delivered += t.options().totalBytes();
+            progress.onProgress(i + 1, tests.size(), i + 1, tests.size());
+        }
+        LabResults.Counters counters =
+                new LabResults.Counters(0, 0, delivered, tx, retransmitted, timeouts, naks, 0, 0, 0, 0, 0, 0);
+        return new LabResults(
+                LabResults.FORMAT,
+                running.backend(),
+                lab.seed(),
+                lab,
+                System.nanoTime() - start,
+                List.of(),
+                List.of(),
+                results,
+                counters,
+                new LabResults.TimeSeries("Gbit/s", 0, List.of()),
+                new LabResults.TimeSeries("bytes", 0, List.of()));
+    }
+
+    private static boolean verified(Transfer t) {
+        return t.options().test().equals("send_lat") || t.byteExact();
+    }
+
+    private Transfer transfer(int index, WorkloadSpec.Perftest p) {
+        String test = switch (p.test()) {
+            case "writeBw", "msgRate" -> "write_bw";
+            case "readBw" -> "read_bw";
+            case "sendLat" -> "send_lat";
+            default -> throw new LabException("workloads[" + index + "].test", "unknown perftest " + p.test());
+        };
+        int size = p.sizeBytes() == null ? 65536 : p.sizeBytes();
+        long iterations = p.iterations() == null ? 1000 : p.iterations();
+        int buffer = test.equals("send_lat")
+                ? Math.max(2 * size, 4096)
+                : (int) Math.min(8L << 20, Math.max(size, (long) size * iterations));
+        buffer = buffer / size * size;
+        if (test.equals("send_lat")) {
+            buffer = Math.max(buffer, 2 * size);
+        }
+        TransferOptions o = new TransferOptions(
+                test,
+                size,
+                iterations,
+                buffer,
+                Boolean.TRUE.equals(p.verify()),
+                0,
+                lab.seed(),
+                Duration.ofSeconds(120));
+        try {
+            return running.transfer(running.host(p.client()), running.host(p.server()), o);
+        } catch (LabException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new LabException("workloads[" + index + "]", "perftest did not run: " + e.getMessage(), e);
+        }
+    }
+
+    private static LabResults.PerftestResult result(WorkloadSpec.Perftest p, Transfer t) {
+        TransferOptions o = t.options();
+        double gbps = 0;
+        double mps = 0;
+        double p50 = 0;
+        double p99 = 0;
+        if (o.test().equals("send_lat")) {
+            Matcher m = LAT_ROW.matcher(t.clientOutput());
+            if (m.find()) {
+                p50 = Double.parseDouble(m.group(3));
+                p99 = Double.parseDouble(m.group(4));
+            }
+        } else {
+            Matcher m = BW_ROW.matcher(t.clientOutput());
+            if (m.find()) {
+                gbps = Double.parseDouble(m.group(3));
+                mps = Double.parseDouble(m.group(4)) * 1e6;
+            }
+        }
+        return new LabResults.PerftestResult(
+                p.test(),
+                p.client(),
+                p.server(),
+                o.sizeBytes(),
+                o.iterations(),
+                gbps,
+                mps,
+                p50,
+                p99,
+                t.verifiedBytes().orElse(0),
+                0);
+    }
+
+    @Override
+    public void close() {
+        running.close();
+    }
+
+    /** An ENI whose vNIC runs in a host process: its spec, not its device. */
+    private record Eni(LabNetwork.LabEni spec) implements EniHandle {
+        @Override
+        public Device device() {
+            throw new LabException(
+                    "",
+                    "ENI " + spec.id() + " runs in a host process of a real-time backend; its"
+                            + " verbs device lives there (use transfers, or the virtual backend for in-process devices)");
+        }
+
+        @Override
+        public <T> T call(Function<Device, T> action) {
+            return action.apply(device());
+        }
+    }
+}

@@ -1,0 +1,187 @@
+package org.vrdma.harness.cli;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabBackend;
+import org.vrdma.harness.lab.LabBackends;
+import org.vrdma.harness.lab.LabException;
+import org.vrdma.harness.lab.LabLoader;
+import org.vrdma.harness.lab.SweepSpec;
+import org.vrdma.harness.lab.TopologyGenerator;
+import org.vrdma.harness.lab.report.LabRunner;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code ./vrdma lab}: run, check and benchmark lab files (test-harness/labs/). */
+@Command(
+        name = "lab",
+        description =
+                "Run lab files (hosts, VPCs, topology, CC, workloads) on a backend and write results, plots and a report.",
+        subcommands = {LabCommand.Run.class, LabCommand.Validate.class, LabCommand.Backends.class, LabBenchCommand.class
+        })
+final class LabCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+        return 0;
+    }
+
+    static Lab load(String file, Long seed, Long durationUs) {
+        Lab lab = LabLoader.load(Path.of(file));
+        if (seed != null) {
+            lab = lab.withSeed(seed);
+        }
+        if (durationUs != null) {
+            lab = lab.withDurationUs(durationUs, lab.drainUs());
+        }
+        return lab;
+    }
+
+    @Command(
+            name = "run",
+            description =
+                    "Run a lab (or replay a results.json) and write results.json, CSV, PNG plots and report.html.")
+    static final class Run implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(
+                index = "0",
+                paramLabel = "FILE",
+                description = "Lab file (.json, .yaml) or a results.json to replay.")
+        String file;
+
+        @Option(
+                names = "--backend",
+                defaultValue = LabBackends.DEFAULT,
+                description = "Backend: virtual, embedded, netns, docker (default ${DEFAULT-VALUE}).")
+        String backend;
+
+        @Option(names = "--out", description = "Output directory (default lab-results/<lab name>).")
+        Path out;
+
+        @Option(names = "--seed", description = "Override the lab's seed.")
+        Long seed;
+
+        @Option(names = "--duration-us", description = "Override the lab's duration.")
+        Long durationUs;
+
+        @Option(names = "--no-plots", description = "Skip PNG plots and images in the report.")
+        boolean noPlots;
+
+        @Option(names = "--no-progress", description = "No progress bar.")
+        boolean noProgress;
+
+        @Override
+        public Integer call() {
+            PrintStream err = System.err;
+            try {
+                Lab lab = load(file, seed, durationUs);
+                LabBackend b = LabBackends.get(backend);
+                String why = b.unavailableReason();
+                if (why != null) {
+                    err.println("vrdma lab run: backend " + backend + " cannot run here: " + why);
+                    return 2;
+                }
+                Path dir = out != null ? out : Path.of("lab-results", lab.name());
+                PrintStream console = new PrintStream(new org.vrdma.harness.cli.LabCommand.Forward(spec), true);
+                console.println("lab " + lab.name() + " on " + b.name() + ": "
+                        + SweepSpec.expand(lab).size() + " run(s), " + TopologyGenerator.hostCount(lab.topology())
+                        + " hosts, seed " + lab.seed() + " -> " + dir);
+                new LabRunner(b, dir, console, !noProgress, !noPlots).run(lab);
+                console.println("wrote " + dir.resolve("report.html"));
+                return 0;
+            } catch (LabException e) {
+                err.println("vrdma lab run: " + e.getMessage());
+                return 2;
+            }
+        }
+    }
+
+    @Command(name = "validate", description = "Check a lab file and print what it resolves to.")
+    static final class Validate implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(index = "0", paramLabel = "FILE")
+        String file;
+
+        @Override
+        public Integer call() {
+            try {
+                Lab lab = LabLoader.load(Path.of(file));
+                var net = TopologyGenerator.resolve(lab);
+                long switches = net.nodes().stream().filter(n -> !n.host()).count();
+                spec.commandLine()
+                        .getOut()
+                        .printf(
+                                "%s: valid; %s topology, %d hosts, %d switches, %d links, %d workloads, %d run(s)%n",
+                                file,
+                                lab.topology().type(),
+                                net.hosts().size(),
+                                switches,
+                                net.links().size(),
+                                lab.workloads().size(),
+                                SweepSpec.expand(lab).size());
+                return 0;
+            } catch (LabException e) {
+                spec.commandLine().getErr().println(file + ": " + e.getMessage());
+                return 2;
+            }
+        }
+    }
+
+    @Command(name = "backends", description = "List the lab backends and whether they can run here.")
+    static final class Backends implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            for (Map.Entry<String, LabBackend> e : LabBackends.all().entrySet()) {
+                String why = e.getValue().unavailableReason();
+                spec.commandLine()
+                        .getOut()
+                        .printf(
+                                "%-10s %s%s%n",
+                                e.getKey(),
+                                e.getValue().description(),
+                                why == null ? "" : " (unavailable: " + why + ")");
+            }
+            return 0;
+        }
+    }
+
+    /** Forwards bytes to the command's output writer (so tests capture it). */
+    static final class Forward extends java.io.OutputStream {
+        private final CommandSpec spec;
+
+        Forward(CommandSpec spec) {
+            this.spec = spec;
+        }
+
+        @Override
+        public void write(int b) {
+            spec.commandLine().getOut().write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            spec.commandLine().getOut().write(new String(b, off, len, java.nio.charset.StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public void flush() {
+            spec.commandLine().getOut().flush();
+        }
+    }
+}

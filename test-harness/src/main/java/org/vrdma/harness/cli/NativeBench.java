@@ -1,0 +1,62 @@
+package org.vrdma.harness.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import org.vrdma.harness.perf.NativePerftestBench;
+import org.vrdma.harness.perf.TcpBaseline;
+
+/** The perftest part of {@code ./vrdma bench}: unmodified C programs over the native library. */
+final class NativeBench {
+    private NativeBench() {}
+
+    static void print(PrintWriter out, int sizeBytes, long durationNs, double javaGbps, double tcpGbps) {
+        out.println();
+        StringBuilder why = new StringBuilder();
+        Path lib = NativePerftestBench.nativeLibrary(why);
+        if (lib == null) {
+            out.println("perftest over the emulator: not run: " + why);
+            out.flush();
+            return;
+        }
+        // About the duration at this machine's pace (64 KiB WRITEs and 2 B round trips per second).
+        int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 * 1000 * 65536 / sizeBytes));
+        int latencyIterations = (int) Math.max(200, Math.min(20_000, durationNs / 1e9 * 1000));
+        NativePerftestBench.Result r;
+        try (NativePerftestBench bench = NativePerftestBench.start(lib)) {
+            r = bench.run(sizeBytes, writes, 2, latencyIterations);
+        } catch (Exception e) {
+            out.println("perftest over the emulator: FAILED: " + e.getMessage());
+            out.flush();
+            return;
+        }
+        TcpBaseline.Latency tcp2 = TcpBaseline.latency(2, 2_000, durationNs, 5_000_000);
+        out.println("perftest over the emulator: unmodified ib_write_bw / ib_send_lat through the native"
+                + " libibverbs.so.1, 2 verbs hosts in this process (UDP on 127.0.0.1)");
+        out.printf(
+                "%-44s %14s %14s %14s %12s %12s%n",
+                "workload", "perftest", "vRDMA (Java)", "kernel TCP", "perftest/Java", "perftest/TCP");
+        out.printf(
+                "%-44s %14.2f %14.2f %14.2f %12.2f %12.2f%n",
+                "ib_write_bw, " + sizeBytes + " B [Gbit/s]",
+                r.writeGbps(),
+                javaGbps,
+                tcpGbps,
+                javaGbps > 0 ? r.writeGbps() / javaGbps : 0,
+                tcpGbps > 0 ? r.writeGbps() / tcpGbps : 0);
+        double tcpUs = tcp2.p50Ns() / 1e3;
+        out.printf(
+                "%-44s %14.2f %14s %14.2f %12s %12.2f%n",
+                "ib_send_lat, 2 B, typical one-way [us]",
+                r.sendLatTypicalUs(),
+                "-",
+                tcpUs,
+                "-",
+                tcpUs > 0 ? r.sendLatTypicalUs() / tcpUs : 0);
+        out.printf("%-44s %14.2f%n", "ib_send_lat, 2 B, 99% [us]", r.sendLatP99Us());
+        double ratio = javaGbps > 0 ? r.writeGbps() / javaGbps : 0;
+        out.printf(
+                "target: perftest bandwidth >= 0.80x the Java path: %.2fx %s%n",
+                ratio, ratio >= 0.8 ? "met" : "NOT met");
+        out.flush();
+    }
+}

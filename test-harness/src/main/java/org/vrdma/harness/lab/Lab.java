@@ -1,0 +1,231 @@
+package org.vrdma.harness.lab;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.List;
+
+/**
+ * A lab: hosts joined by a topology of links and switches, VPCs and ENIs on the hosts, the
+ * congestion control and transport of each ENI, the workloads to run, for how long, and the seed.
+ * Loaded from JSON or YAML by {@link LabLoader}, which also {@linkplain LabValidator validates} it;
+ * every backend ({@link LabBackends}) takes the same lab.
+ *
+ * <p>Every field but {@code topology} may be left out; {@link #withDefaults()} fills the defaults
+ * (one VPC {@code vpc0} on 10.0.0.0/16 with VNI 100, one ENI per host in it, the default transport,
+ * no congestion control, seed 1, 1 ms).
+ *
+ * @param name short name, used in result file names
+ * @param description one line saying what the lab shows
+ * @param seed seed of every random stream of the run (workload arrivals, faults, ECN marking)
+ * @param durationUs how long workloads start new traffic (virtual time on the virtual backend, wall
+ *     clock elsewhere); traffic already started may finish within {@code drainUs} after it
+ * @param drainUs extra time after {@code durationUs} for flows in flight to complete
+ * @param vpcs the VPCs; ENIs name one
+ * @param topology hosts, switches and links (generated from a few parameters)
+ * @param hosts per-host overrides: the ENIs of a host named by the topology
+ * @param transport reliable transport settings of every ENI
+ * @param cc congestion control of every ENI unless the ENI or a workload sets its own
+ * @param workloads what traffic to run
+ * @param sampleIntervalUs period of the throughput and queue-depth time series
+ * @param sweep optional: run the lab once per combination of these values (see {@link SweepSpec})
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonPropertyOrder({
+    "name",
+    "description",
+    "seed",
+    "durationUs",
+    "drainUs",
+    "sampleIntervalUs",
+    "vpcs",
+    "topology",
+    "hosts",
+    "transport",
+    "cc",
+    "workloads",
+    "sweep"
+})
+public record Lab(
+        String name,
+        String description,
+        Long seed,
+        Long durationUs,
+        Long drainUs,
+        List<VpcSpec> vpcs,
+        TopologySpec topology,
+        List<HostSpec> hosts,
+        TransportSpec transport,
+        CcSpec cc,
+        List<WorkloadSpec> workloads,
+        Long sampleIntervalUs,
+        SweepSpec sweep) {
+
+    public static final long DEFAULT_SEED = 1;
+    public static final long DEFAULT_DURATION_US = 1_000;
+
+    /** A copy with every omitted field set to its default (topology and workloads are kept as given). */
+    public Lab withDefaults() {
+        return new Lab(
+                name == null ? "lab" : name,
+                description,
+                seed == null ? DEFAULT_SEED : seed,
+                durationUs == null ? DEFAULT_DURATION_US : durationUs,
+                drainUs == null ? 10 * (durationUs == null ? DEFAULT_DURATION_US : durationUs) : drainUs,
+                vpcs == null || vpcs.isEmpty() ? List.of(VpcSpec.DEFAULT) : vpcs,
+                topology,
+                hosts == null ? List.of() : hosts,
+                (transport == null ? TransportSpec.DEFAULT : transport).withDefaults(),
+                cc == null ? CcSpec.NONE : cc,
+                workloads == null ? List.of() : workloads,
+                sampleIntervalUs == null ? 10 : sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with another seed (to replay or vary a run). */
+    public Lab withSeed(long newSeed) {
+        return new Lab(
+                name,
+                description,
+                newSeed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with another duration and drain time. */
+    public Lab withDurationUs(long newDurationUs, long newDrainUs) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                newDurationUs,
+                newDrainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with another lab-wide congestion control. */
+    public Lab withCc(CcSpec newCc) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                newCc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy without the sweep (one variant of it). */
+    public Lab withSweep(SweepSpec newSweep) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                newSweep);
+    }
+
+    /** A copy with other transport settings. */
+    public Lab withTransport(TransportSpec newTransport) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                newTopologyOr(topology),
+                hosts,
+                newTransport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with another topology. */
+    public Lab withTopology(TopologySpec newTopology) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                newTopology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    private static TopologySpec newTopologyOr(TopologySpec t) {
+        return t;
+    }
+
+    /** A copy with a new name. */
+    public Lab withName(String newName) {
+        return new Lab(
+                newName,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep);
+    }
+
+    /** A copy with other workloads. */
+    public Lab withWorkloads(List<WorkloadSpec> newWorkloads) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                newWorkloads,
+                sampleIntervalUs,
+                sweep);
+    }
+}

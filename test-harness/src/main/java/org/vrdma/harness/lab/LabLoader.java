@@ -1,0 +1,116 @@
+package org.vrdma.harness.lab;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Reads labs from JSON or YAML (by file extension: {@code .yaml}/{@code .yml}, else JSON), rejects
+ * unknown fields, applies defaults and validates; every error is a {@link LabException} naming the
+ * field's path.
+ */
+public final class LabLoader {
+    private static final ObjectMapper JSON = configure(JsonMapper.builder().build());
+    private static final ObjectMapper YAML = configure(new ObjectMapper(new YAMLFactory()));
+
+    private LabLoader() {}
+
+    private static ObjectMapper configure(ObjectMapper m) {
+        return m.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                .enable(SerializationFeature.INDENT_OUTPUT)
+                .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
+    }
+
+    /** The JSON mapper labs and results are written with. */
+    public static ObjectMapper json() {
+        return JSON;
+    }
+
+    /** Loads, applies defaults, validates. */
+    public static Lab load(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (IOException e) {
+            throw new LabException("", "cannot read lab file " + file + ": " + e.getMessage(), e);
+        }
+        String n = file.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+        return parse(text, n.endsWith(".yaml") || n.endsWith(".yml"));
+    }
+
+    /**
+     * Parses JSON ({@code yaml} false) or YAML text, applies defaults, validates. A results file
+     * ({@code results.json} of a run) gives the lab it embeds, so the run replays exactly.
+     */
+    public static Lab parse(String text, boolean yaml) {
+        Lab lab;
+        try {
+            com.fasterxml.jackson.databind.JsonNode tree = (yaml ? YAML : JSON).readTree(text);
+            if (tree != null && tree.has("format") && tree.has("lab") && tree.has("backend")) {
+                // A results file: replay the lab it embeds (with its seed).
+                tree = tree.get("lab");
+            }
+            lab = tree == null || tree.isMissingNode() ? null : (yaml ? YAML : JSON).treeToValue(tree, Lab.class);
+        } catch (JsonMappingException e) {
+            throw new LabException(path(e), message(e), e);
+        } catch (JsonProcessingException e) {
+            throw new LabException("", "not valid " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage(), e);
+        }
+        if (lab == null) {
+            throw new LabException("", "the lab file is empty");
+        }
+        Lab withDefaults = lab.withDefaults();
+        LabValidator.validate(withDefaults);
+        return withDefaults;
+    }
+
+    /** The lab as JSON text (how results embed it). */
+    public static String toJson(Lab lab) {
+        try {
+            return JSON.writeValueAsString(lab);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String path(JsonMappingException e) {
+        StringBuilder sb = new StringBuilder();
+        for (JsonMappingException.Reference r : e.getPath()) {
+            if (r.getIndex() >= 0) {
+                sb.append('[').append(r.getIndex()).append(']');
+            } else if (r.getFieldName() != null) {
+                if (!sb.isEmpty()) {
+                    sb.append('.');
+                }
+                sb.append(r.getFieldName());
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String message(JsonMappingException e) {
+        String m = e.getOriginalMessage();
+        if (m.startsWith("Unrecognized field")) {
+            int q = m.indexOf('"');
+            int q2 = m.indexOf('"', q + 1);
+            String field = q >= 0 && q2 > q ? m.substring(q + 1, q2) : "?";
+            return "unknown field " + field;
+        }
+        if (m.contains("Could not resolve type id")) {
+            return "unknown type (workloads: perftest, incast, allToAll, poisson, flows): " + m.split("\n")[0];
+        }
+        if (m.contains("missing type id")) {
+            return "needs a type (perftest, incast, allToAll, poisson, flows)";
+        }
+        return m.split("\n")[0];
+    }
+}

@@ -1,0 +1,121 @@
+package org.vrdma.harness.lab;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.List;
+
+/**
+ * What a lab run produced. Written as JSON (and CSV) by {@code org.vrdma.harness.lab.report}; the
+ * lab (with defaults) and the seed are embedded so {@code ./vrdma lab run} of the embedded lab
+ * replays the run exactly on the virtual backend. Holds no wall-clock figures, so two virtual runs
+ * with the same lab and seed serialise to identical bytes.
+ *
+ * @param format version of this layout
+ * @param backend where it ran
+ * @param seed the seed (also in {@code lab})
+ * @param lab the lab, defaults applied
+ * @param endNs lab time at the end of the run
+ * @param flows every flow started, in start order
+ * @param fctBuckets FCT slowdown percentiles by flow size
+ * @param perftests perftest-style results
+ * @param counters totals over every ENI and port
+ * @param throughput delivered goodput per host over time
+ * @param queues queue depth of the busiest ports over time
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonPropertyOrder({
+    "format",
+    "backend",
+    "seed",
+    "endNs",
+    "counters",
+    "fctBuckets",
+    "perftests",
+    "flows",
+    "throughput",
+    "queues",
+    "lab"
+})
+public record LabResults(
+        int format,
+        String backend,
+        long seed,
+        Lab lab,
+        long endNs,
+        List<FlowResult> flows,
+        List<SizeBucket> fctBuckets,
+        List<PerftestResult> perftests,
+        Counters counters,
+        TimeSeries throughput,
+        TimeSeries queues) {
+
+    public static final int FORMAT = 1;
+
+    /**
+     * One flow.
+     *
+     * @param endNs completion at the sender, or -1 when it had not finished when the run ended
+     * @param fctNs endNs - startNs, or -1
+     * @param idealFctNs FCT of the flow alone on the empty network (see {@code FctMath})
+     * @param slowdown fctNs / idealFctNs, or -1
+     */
+    public record FlowResult(
+            int id,
+            String workload,
+            String src,
+            String dst,
+            long bytes,
+            long startNs,
+            long endNs,
+            long fctNs,
+            long idealFctNs,
+            double slowdown,
+            String cc) {}
+
+    /** FCT slowdown percentiles of finished flows with {@code minBytes < size <= maxBytes}. */
+    public record SizeBucket(
+            long minBytes, long maxBytes, int flows, double p50, double p95, double p99, double meanFctUs) {}
+
+    /** A perftest-style result; fields that do not apply to the test are 0. */
+    public record PerftestResult(
+            String test,
+            String client,
+            String server,
+            int sizeBytes,
+            long iterations,
+            double gbps,
+            double messagesPerSecond,
+            double latencyP50Us,
+            double latencyP99Us,
+            long verifiedBytes,
+            long mismatchedBytes) {}
+
+    /**
+     * Totals.
+     *
+     * @param linkTransmissions packets sent on every link (host uplinks and switch ports), ACKs and
+     *     CNPs included
+     * @param bufferDrops tail drops in every port
+     * @param injectedLosses packets dropped by configured faults
+     * @param ecnMarks CE marks applied by ports
+     */
+    public record Counters(
+            long flowsStarted,
+            long flowsFinished,
+            long bytesDelivered,
+            long txPackets,
+            long retransmittedPackets,
+            long timeouts,
+            long seqNaks,
+            long cnpsSent,
+            long cnpsReceived,
+            long ecnMarks,
+            long bufferDrops,
+            long injectedLosses,
+            long linkTransmissions) {}
+
+    /** Named series sampled every {@code intervalNs}; value i is for [i·interval, (i+1)·interval). */
+    public record TimeSeries(String unit, long intervalNs, List<Series> series) {}
+
+    public record Series(String name, double[] values) {}
+}

@@ -1,0 +1,233 @@
+package org.vrdma.harness.lab.report;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabBackend;
+import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.RunProgress;
+import org.vrdma.harness.lab.SweepSpec;
+
+/**
+ * Runs a lab (every variant of its sweep) on a backend and writes results, CSV, plots and the
+ * HTML report into a directory: one sub-directory per variant when the lab sweeps, plus {@code
+ * report.html} covering all of them.
+ */
+public final class LabRunner {
+    private final LabBackend backend;
+    private final Path out;
+    private final PrintStream console;
+    private final boolean progressBar;
+    private final boolean plots;
+
+    public LabRunner(LabBackend backend, Path out, PrintStream console, boolean progressBar, boolean plots) {
+        this.backend = backend;
+        this.out = out;
+        this.console = console;
+        this.progressBar = progressBar;
+        this.plots = plots;
+    }
+
+    /** One variant's outcome. */
+    public record Outcome(String label, Path dir, LabResults results, double wallSeconds) {}
+
+    public List<Outcome> run(Lab lab) {
+        List<SweepSpec.Variant> variants = SweepSpec.expand(lab);
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int i = 0; i < variants.size(); i++) {
+            SweepSpec.Variant v = variants.get(i);
+            Path dir = variants.size() == 1 ? out : out.resolve(slug(v.label()));
+            console.printf("[%d/%d] %s%n", i + 1, variants.size(), v.label());
+            long t0 = System.nanoTime();
+            LabResults r;
+            try (LabRun run = backend.start(v.lab())) {
+                console.println("  " + run.describe());
+                RunProgress progress = progressBar ? new ProgressBar(console) : RunProgress.NONE;
+                r = run.run(progress);
+                if (progress instanceof ProgressBar pb) {
+                    pb.finish();
+                }
+            }
+            double wall = (System.nanoTime() - t0) / 1e9;
+            ResultsWriter.write(r, dir);
+            if (plots) {
+                writePlots(r, dir, v.label());
+            }
+            console.println("  " + summary(r, wall));
+            outcomes.add(new Outcome(v.label(), dir, r, wall));
+        }
+        writeReport(lab, outcomes);
+        return outcomes;
+    }
+
+    static String summary(LabResults r, double wallSeconds) {
+        LabResults.Counters c = r.counters();
+        StringBuilder sb = new StringBuilder(String.format(
+                Locale.ROOT,
+                "%.3f ms of lab time in %.1f s: %d/%d flows finished, %d link transmissions, %d retransmitted, %d CNPs, %d ECN marks, %d drops",
+                r.endNs() / 1e6,
+                wallSeconds,
+                c.flowsFinished(),
+                c.flowsStarted(),
+                c.linkTransmissions(),
+                c.retransmittedPackets(),
+                c.cnpsSent(),
+                c.ecnMarks(),
+                c.bufferDrops() + c.injectedLosses()));
+        for (LabResults.PerftestResult p : r.perftests()) {
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "%n  %s %s->%s %d B x %d: %.2f Gbit/s, %.0f msg/s, p50 %.3f us, p99 %.3f us, %d bytes verified, %d mismatched",
+                    p.test(),
+                    p.client(),
+                    p.server(),
+                    p.sizeBytes(),
+                    p.iterations(),
+                    p.gbps(),
+                    p.messagesPerSecond(),
+                    p.latencyP50Us(),
+                    p.latencyP99Us(),
+                    p.verifiedBytes(),
+                    p.mismatchedBytes()));
+        }
+        return sb.toString();
+    }
+
+    private void writePlots(LabResults r, Path dir, String label) {
+        try {
+            if (!r.fctBuckets().isEmpty()) {
+                Files.write(
+                        dir.resolve("fct-slowdown.png"),
+                        Plots.fctSlowdown("FCT slowdown by flow size: " + label, r.fctBuckets()));
+            }
+            Files.write(
+                    dir.resolve("throughput.png"),
+                    Plots.timeSeries("Throughput received: " + label, r.throughput(), 17));
+            Files.write(dir.resolve("queues.png"), Plots.timeSeries("Busiest queues: " + label, r.queues(), 8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void writeReport(Lab lab, List<Outcome> outcomes) {
+        HtmlReport html = new HtmlReport("Lab " + lab.name());
+        if (lab.description() != null) {
+            html.paragraph(lab.description());
+        }
+        html.paragraph("Backend " + backend.name() + ", seed " + lab.seed() + ". Replay any variant exactly with "
+                + "./vrdma lab run <variant>/results.json.");
+        if (outcomes.size() > 1) {
+            Map<String, List<LabResults.SizeBucket>> byVariant = new LinkedHashMap<>();
+            List<List<String>> rows = new ArrayList<>();
+            for (Outcome o : outcomes) {
+                byVariant.put(o.label(), o.results().fctBuckets());
+                LabResults.Counters c = o.results().counters();
+                double[] all = overall(o.results());
+                rows.add(List.of(
+                        o.label(),
+                        c.flowsFinished() + "/" + c.flowsStarted(),
+                        HtmlReport.fmt(all[0]),
+                        HtmlReport.fmt(all[1]),
+                        HtmlReport.fmt(all[2]),
+                        Long.toString(c.retransmittedPackets()),
+                        Long.toString(c.cnpsSent()),
+                        Long.toString(c.bufferDrops() + c.injectedLosses())));
+            }
+            html.heading("Comparison");
+            html.table(
+                    List.of("variant", "flows done", "p50 slowdown", "p95", "p99", "retransmitted", "CNPs", "drops"),
+                    rows);
+            if (plots && byVariant.values().stream().anyMatch(b -> !b.isEmpty())) {
+                byte[] p99 = Plots.fctComparison("p99 FCT slowdown by flow size", byVariant, 99);
+                byte[] p50 = Plots.fctComparison("p50 FCT slowdown by flow size", byVariant, 50);
+                html.image("p99 FCT slowdown", p99).image("p50 FCT slowdown", p50);
+                try {
+                    Files.createDirectories(out);
+                    Files.write(out.resolve("fct-p99-comparison.png"), p99);
+                    Files.write(out.resolve("fct-p50-comparison.png"), p50);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        for (Outcome o : outcomes) {
+            LabResults r = o.results();
+            html.heading(o.label());
+            html.code("./vrdma lab run " + o.dir().resolve("results.json"));
+            html.counters(r.counters());
+            if (!r.fctBuckets().isEmpty()) {
+                html.buckets(r.fctBuckets());
+            }
+            if (!r.perftests().isEmpty()) {
+                html.table(
+                        List.of(
+                                "test",
+                                "client",
+                                "server",
+                                "size",
+                                "iterations",
+                                "Gbit/s",
+                                "msg/s",
+                                "p50 us",
+                                "p99 us",
+                                "verified B",
+                                "mismatched"),
+                        r.perftests().stream()
+                                .map(p -> List.of(
+                                        p.test(),
+                                        p.client(),
+                                        p.server(),
+                                        Integer.toString(p.sizeBytes()),
+                                        Long.toString(p.iterations()),
+                                        HtmlReport.fmt(p.gbps()),
+                                        HtmlReport.fmt(p.messagesPerSecond()),
+                                        HtmlReport.fmt(p.latencyP50Us()),
+                                        HtmlReport.fmt(p.latencyP99Us()),
+                                        Long.toString(p.verifiedBytes()),
+                                        Long.toString(p.mismatchedBytes())))
+                                .toList());
+            }
+            if (plots) {
+                if (!r.fctBuckets().isEmpty()) {
+                    html.image("FCT slowdown", Plots.fctSlowdown("FCT slowdown by flow size", r.fctBuckets()));
+                }
+                html.image("throughput", Plots.timeSeries("Throughput received", r.throughput(), 17));
+                html.image("queues", Plots.timeSeries("Busiest queues", r.queues(), 8));
+            }
+        }
+        try {
+            Files.createDirectories(out);
+            Files.writeString(out.resolve("report.html"), html.render());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** p50/p95/p99 slowdown over all finished flows. */
+    static double[] overall(LabResults r) {
+        double[] s = r.flows().stream()
+                .filter(f -> f.fctNs() >= 0)
+                .mapToDouble(LabResults.FlowResult::slowdown)
+                .sorted()
+                .toArray();
+        return new double[] {
+            org.vrdma.harness.lab.stats.Percentiles.of(s, 50),
+            org.vrdma.harness.lab.stats.Percentiles.of(s, 95),
+            org.vrdma.harness.lab.stats.Percentiles.of(s, 99)
+        };
+    }
+
+    static String slug(String label) {
+        String s = label.replaceAll("[^A-Za-z0-9.=-]+", "_");
+        return s.isEmpty() ? "run" : s;
+    }
+}

@@ -1,0 +1,130 @@
+package org.vrdma.harness.lab.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.vrdma.harness.lab.LabResults;
+
+/** PNG charts of lab results with JFreeChart, drawn headless. */
+public final class Plots {
+    private static final int WIDTH = 900;
+    private static final int HEIGHT = 480;
+    private static final Color[] COLORS = {
+        new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
+        new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x7f7f7f),
+        new Color(0xbcbd22), new Color(0x17becf)
+    };
+
+    static {
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    private Plots() {}
+
+    /** FCT slowdown p50/p95/p99 against flow size (bucket upper bound, log scale). */
+    public static byte[] fctSlowdown(String title, List<LabResults.SizeBucket> buckets) {
+        XYSeriesCollection ds = new XYSeriesCollection();
+        XYSeries p50 = new XYSeries("p50");
+        XYSeries p95 = new XYSeries("p95");
+        XYSeries p99 = new XYSeries("p99");
+        for (LabResults.SizeBucket b : buckets) {
+            double x = bucketX(b);
+            p50.add(x, b.p50());
+            p95.add(x, b.p95());
+            p99.add(x, b.p99());
+        }
+        ds.addSeries(p50);
+        ds.addSeries(p95);
+        ds.addSeries(p99);
+        return png(sizeChart(title, "FCT slowdown", ds));
+    }
+
+    /** One line per variant: a percentile of FCT slowdown against flow size. */
+    public static byte[] fctComparison(
+            String title, Map<String, List<LabResults.SizeBucket>> byVariant, int percentile) {
+        XYSeriesCollection ds = new XYSeriesCollection();
+        for (Map.Entry<String, List<LabResults.SizeBucket>> e : byVariant.entrySet()) {
+            XYSeries s = new XYSeries(e.getKey());
+            for (LabResults.SizeBucket b : e.getValue()) {
+                s.add(bucketX(b), percentile == 50 ? b.p50() : percentile == 95 ? b.p95() : b.p99());
+            }
+            ds.addSeries(s);
+        }
+        return png(sizeChart(title, "p" + percentile + " FCT slowdown", ds));
+    }
+
+    /** A time series (throughput, queue depth) against time in µs. */
+    public static byte[] timeSeries(String title, LabResults.TimeSeries ts, int maxSeries) {
+        XYSeriesCollection ds = new XYSeriesCollection();
+        int k = 0;
+        for (LabResults.Series s : ts.series()) {
+            if (k++ >= maxSeries) {
+                break;
+            }
+            XYSeries xy = new XYSeries(s.name());
+            double[] v = s.values();
+            for (int i = 0; i < v.length; i++) {
+                xy.add((i + 1) * ts.intervalNs() / 1000.0, v[i]);
+            }
+            ds.addSeries(xy);
+        }
+        JFreeChart chart = ChartFactory.createXYLineChart(
+                title, "time [us]", ts.unit(), ds, PlotOrientation.VERTICAL, true, false, false);
+        style(chart, false);
+        return png(chart);
+    }
+
+    private static double bucketX(LabResults.SizeBucket b) {
+        // Infinite upper bound: plot at twice the lower bound.
+        return b.maxBytes() == Long.MAX_VALUE ? Math.max(1, b.minBytes()) * 2.0 : b.maxBytes();
+    }
+
+    private static JFreeChart sizeChart(String title, String yLabel, XYSeriesCollection ds) {
+        JFreeChart chart = ChartFactory.createXYLineChart(
+                title, "flow size [bytes]", yLabel, ds, PlotOrientation.VERTICAL, true, false, false);
+        XYPlot plot = chart.getXYPlot();
+        LogAxis x = new LogAxis("flow size [bytes], bucket upper bound");
+        x.setBase(10);
+        x.setSmallestValue(1000);
+        plot.setDomainAxis(x);
+        style(chart, true);
+        return chart;
+    }
+
+    private static void style(JFreeChart chart, boolean shapes) {
+        XYPlot plot = chart.getXYPlot();
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setDomainGridlinePaint(new Color(0xdddddd));
+        plot.setRangeGridlinePaint(new Color(0xdddddd));
+        XYLineAndShapeRenderer r = new XYLineAndShapeRenderer(true, shapes);
+        for (int i = 0; i < plot.getDataset().getSeriesCount(); i++) {
+            r.setSeriesPaint(i, COLORS[i % COLORS.length]);
+            r.setSeriesStroke(i, new BasicStroke(2f));
+        }
+        plot.setRenderer(r);
+        chart.setBackgroundPaint(Color.WHITE);
+    }
+
+    private static byte[] png(JFreeChart chart) {
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ChartUtils.writeChartAsPNG(out, chart, WIDTH, HEIGHT);
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

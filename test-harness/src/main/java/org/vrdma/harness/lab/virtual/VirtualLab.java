@@ -1,0 +1,691 @@
+package org.vrdma.harness.lab.virtual;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.vrdma.cc.switching.RedEcnMarker;
+import org.vrdma.harness.lab.EniHandle;
+import org.vrdma.harness.lab.HostHandle;
+import org.vrdma.harness.lab.Lab;
+import org.vrdma.harness.lab.LabException;
+import org.vrdma.harness.lab.LabNetwork;
+import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.LinkSpec;
+import org.vrdma.harness.lab.RunProgress;
+import org.vrdma.harness.lab.TopologyGenerator;
+import org.vrdma.harness.lab.WorkloadSpec;
+import org.vrdma.harness.lab.stats.Percentiles;
+import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.FrameSink;
+import org.vrdma.runtime.TimerHandler;
+import org.vrdma.runtime.VirtualTimeScheduler;
+import org.vrdma.vnic.transport.RocePacketCodec;
+import org.vrdma.vnic.transport.TransportConfig;
+import org.vrdma.vnic.transport.TransportCounters;
+import org.vrdma.vnic.verbs.Device;
+import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vswitch.fabric.FabricUplink;
+import org.vrdma.vswitch.pipeline.EgressConfig;
+import org.vrdma.vswitch.pipeline.EgressPort;
+import org.vrdma.vswitch.pipeline.EniConfig;
+import org.vrdma.vswitch.pipeline.UnderlayAddress;
+import org.vrdma.vswitch.pipeline.VSwitch;
+import org.vrdma.vswitch.pipeline.VSwitchConfig;
+
+/**
+ * A lab in virtual time: one {@link VirtualTimeScheduler} drives every host's vSwitch (the real
+ * pipeline: ENIs, VPC routing, Geneve, uplink egress port) and vNICs (the real RC transport and
+ * congestion control), and every fabric switch ({@link EcmpSwitch} of vswitch egress ports) and
+ * link ({@link Wire} propagation delay). Deterministic for the lab and its seed. Single-threaded.
+ */
+final class VirtualLab implements LabRun {
+    /** Underlay address of host i is 10.128.0.1 + i. */
+    static final int HOST_BASE_IPV4 = 0x0A80_0001;
+
+    static final int GENEVE_PORT = 6081;
+    /** Inner headers of a RoCEv2 packet: Ethernet, IPv4, UDP, BTH, ICRC. */
+    static final int INNER_HEADERS_BYTES = 14 + 20 + 8 + 12 + 4;
+
+    private final Lab lab;
+    private final LabNetwork network;
+    private final VirtualTimeScheduler scheduler;
+    private final ByteBufAllocator allocator;
+    private final VSwitch[] vswitches;
+    private final List<EcmpSwitch> switches = new ArrayList<>();
+    private final List<Wire> wires = new ArrayList<>();
+    private final List<EgressPort> hostPorts = new ArrayList<>();
+    private final List<EgressPort> fabricPorts = new ArrayList<>();
+    private final List<String> fabricPortNames = new ArrayList<>();
+    private final List<List<VirtualEni>> enis = new ArrayList<>();
+    private final List<HostHandle> hostHandles = new ArrayList<>();
+    private final FlowEngine engine;
+    /** Per node: indices of its links; per host: hop distance of every node to it. */
+    private int[][] adjacency;
+
+    private int[][] distanceTo;
+    private final int overheadBytes;
+    private boolean ran;
+    private boolean closed;
+
+    VirtualLab(Lab input) {
+        this.lab = input.withDefaults();
+        this.network = TopologyGenerator.resolve(lab);
+        this.scheduler = new VirtualTimeScheduler(lab.seed());
+        this.allocator = new PooledByteBufAllocator(true);
+        int hosts = network.hosts().size();
+        this.vswitches = new VSwitch[hosts];
+        boolean intNeeded = usesHpcc();
+        try {
+            build(intNeeded);
+            this.engine = new FlowEngine(this);
+            this.overheadBytes = INNER_HEADERS_BYTES + vswitches[0].encapsulationHeadroomBytes();
+            attachEnis();
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e instanceof LabException ? e : new LabException("", "cannot build the virtual lab: " + e, e);
+        }
+    }
+
+    private boolean usesHpcc() {
+        if (isHpcc(lab.cc() == null ? null : lab.cc().algorithm())) {
+            return true;
+        }
+        for (LabNetwork.LabHost h : network.hosts()) {
+            for (LabNetwork.LabEni e : h.enis()) {
+                if (isHpcc(e.cc().algorithm())) {
+                    return true;
+                }
+            }
+        }
+        for (WorkloadSpec w : lab.workloads()) {
+            if (w.cc() != null && isHpcc(w.cc().algorithm())) {
+                return true;
+            }
+            if (w instanceof WorkloadSpec.Flows fl) {
+                for (WorkloadSpec.Flow f : fl.flows()) {
+                    if (f.cc() != null && isHpcc(f.cc().algorithm())) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean isHpcc(String name) {
+        return "hpcc".equals(name);
+    }
+
+    static EgressConfig egress(LinkSpec l) {
+        EgressConfig c = EgressConfig.of(l.rateBps(), l.bufferBytes());
+        if (l.ecn() != null) {
+            long kMin = l.ecn().kMinBytes();
+            long kMax = l.ecn().kMaxBytes() == null ? kMin : l.ecn().kMaxBytes();
+            double pMax = l.ecn().pMax() == null ? 1.0 : l.ecn().pMax();
+            c = c.withEcn(kMax == kMin ? RedEcnMarker.step(kMin) : new RedEcnMarker(kMin, kMax, pMax));
+        }
+        return c.withDataFaults(faults(l.faults())).withControlFaults(faults(l.controlFaults()));
+    }
+
+    static FaultConfig faults(LinkSpec.FaultSpec f) {
+        if (f == null) {
+            return FaultConfig.NONE;
+        }
+        FaultConfig c = FaultConfig.NONE;
+        if (f.burstLoss() != null && f.burstLoss() > 0) {
+            c = FaultConfig.burstLoss(f.burstLoss(), f.meanBurstPackets() == null ? 4 : f.meanBurstPackets());
+        }
+        if (f.loss() != null) {
+            c = c.withLoss(f.loss());
+        }
+        if (f.duplicate() != null) {
+            c = c.withDuplicates(f.duplicate());
+        }
+        if (f.reorder() != null && f.reorder() > 0) {
+            c = c.withReordering(f.reorder(), f.reorderDelayNs());
+        }
+        if (f.jitterNs() != null) {
+            c = c.withDelay(0, f.jitterNs());
+        }
+        return c;
+    }
+
+    private void build(boolean intNeeded) {
+        List<LabNetwork.Node> nodes = network.nodes();
+        List<LabNetwork.Link> links = network.links();
+        int hosts = network.hosts().size();
+        // One wire per link direction: wireOut[l][0] carries a->b, [1] b->a.
+        Wire[][] wireOut = new Wire[links.size()][2];
+        for (int i = 0; i < links.size(); i++) {
+            long delay = links.get(i).spec().delayNs();
+            wireOut[i][0] = new Wire(scheduler, delay);
+            wireOut[i][1] = new Wire(scheduler, delay);
+            wires.add(wireOut[i][0]);
+            wires.add(wireOut[i][1]);
+        }
+        List<List<Integer>> adj = network.adjacency();
+        adjacency = new int[adj.size()][];
+        for (int n = 0; n < adj.size(); n++) {
+            adjacency[n] = adj.get(n).stream().mapToInt(Integer::intValue).toArray();
+        }
+        distanceTo = new int[hosts][];
+        for (int h = 0; h < hosts; h++) {
+            distanceTo[h] = network.distancesTo(h);
+        }
+        int intHops = 0;
+        if (intNeeded) {
+            int diameter = 0;
+            for (int h = 0; h < Math.min(hosts, 2); h++) {
+                for (int d : distanceTo[h]) {
+                    diameter = Math.max(diameter, d);
+                }
+            }
+            intHops = Math.min(org.vrdma.vswitch.pipeline.IntOption.MAX_HOPS, Math.max(1, diameter));
+        }
+        for (int h = 0; h < hosts; h++) {
+            if (adj.get(h).size() != 1) {
+                throw new LabException(
+                        "topology",
+                        "host h" + h + " needs exactly one link, has "
+                                + adj.get(h).size());
+            }
+            int li = adj.get(h).getFirst();
+            LabNetwork.Link l = links.get(li);
+            Wire out = wireOut[li][l.a() == h ? 0 : 1];
+            VSwitchConfig cfg = VSwitchConfig.of("h" + h, UnderlayAddress.of(HOST_BASE_IPV4 + h, GENEVE_PORT))
+                    .withUplink(egress(l.spec()))
+                    .withIntMaxHops(intHops)
+                    .withSeed(lab.seed() * 1_000_003L + h);
+            vswitches[h] = new VSwitch(cfg, scheduler, allocator, new FabricUplink(scheduler, out));
+            hostPorts.add(vswitches[h].uplink());
+        }
+        // Switches and their ports, one per link.
+        EcmpSwitch[] byNode = new EcmpSwitch[nodes.size()];
+        int[][] portOfLink = new int[links.size()][2];
+        for (LabNetwork.Node n : nodes) {
+            if (n.host()) {
+                continue;
+            }
+            EcmpSwitch s = new EcmpSwitch(
+                    n.name(), scheduler, scheduler.randoms(), HOST_BASE_IPV4, hosts, n.id() * 0x61C88647);
+            byNode[n.id()] = s;
+            switches.add(s);
+            for (int li : adj.get(n.id())) {
+                LabNetwork.Link l = links.get(li);
+                int dir = l.a() == n.id() ? 0 : 1;
+                int port = s.addPort(egress(l.spec()), wireOut[li][dir]);
+                portOfLink[li][dir] = port;
+                fabricPorts.add(s.ports().get(port));
+                int peer = dir == 0 ? l.b() : l.a();
+                fabricPortNames.add(n.name() + "->" + nodes.get(peer).name());
+            }
+        }
+        // Far ends of every wire.
+        for (int li = 0; li < links.size(); li++) {
+            LabNetwork.Link l = links.get(li);
+            wireOut[li][0].connect(sinkOf(l.b(), byNode));
+            wireOut[li][1].connect(sinkOf(l.a(), byNode));
+        }
+        // ECMP routes: from each switch towards each host, every port on a shortest path.
+        for (int h = 0; h < hosts; h++) {
+            int[] dist = distanceTo[h];
+            for (EcmpSwitch s : switches) {
+                int node = nodeOf(s, byNode);
+                List<Integer> candidates = new ArrayList<>();
+                for (int li : adj.get(node)) {
+                    LabNetwork.Link l = links.get(li);
+                    int dir = l.a() == node ? 0 : 1;
+                    int peer = dir == 0 ? l.b() : l.a();
+                    if (dist[peer] >= 0 && dist[peer] == dist[node] - 1) {
+                        candidates.add(portOfLink[li][dir]);
+                    }
+                }
+                if (!candidates.isEmpty()) {
+                    s.route(h, candidates.stream().mapToInt(Integer::intValue).toArray());
+                }
+            }
+        }
+    }
+
+    private static int nodeOf(EcmpSwitch s, EcmpSwitch[] byNode) {
+        for (int i = 0; i < byNode.length; i++) {
+            if (byNode[i] == s) {
+                return i;
+            }
+        }
+        throw new IllegalStateException();
+    }
+
+    private FrameSink sinkOf(int node, EcmpSwitch[] byNode) {
+        if (node < vswitches.length) {
+            VSwitch vs = vswitches[node];
+            return (frame, nowNs) -> vs.onUnderlayFrame(frame);
+        }
+        return byNode[node];
+    }
+
+    private void attachEnis() {
+        LinkSpec hostLink = TopologyGenerator.hostLink(lab.topology());
+        long baseRttNs = baseRttNs();
+        int bufferBytes = bufferBytes();
+        var t = lab.transport();
+        for (LabNetwork.LabHost h : network.hosts()) {
+            List<VirtualEni> list = new ArrayList<>();
+            VSwitch vs = vswitches[h.node()];
+            for (int e = 0; e < h.enis().size(); e++) {
+                LabNetwork.LabEni spec = h.enis().get(e);
+                int eniId = e + 1;
+                VirtualEni[] self = new VirtualEni[1];
+                long windowBytes = t.windowBytes() > 0
+                        ? t.windowBytes()
+                        : Math.max(8192, 2 * (long) (hostLink.rateBps() * (double) baseRttNs / 8e9));
+                TransportConfig config = TransportConfig.defaults()
+                        .withWindowBytes(windowBytes)
+                        .withAckCoalescePackets(t.ackCoalescePackets())
+                        .withRto(t.minRtoUs() * 1000, Math.max(t.minRtoUs() * 1000, 1_000_000))
+                        .withRateWindowFactory(VirtualEni.selecting(self, engine.factory(spec.cc())));
+                config = new TransportConfig(
+                        hostLink.rateBps(),
+                        baseRttNs,
+                        config.windowBytes(),
+                        config.ackCoalescePackets(),
+                        config.minRtoNs(),
+                        config.initialRtoNs(),
+                        config.infiniteTimeoutCeilingNs(),
+                        config.cnpIntervalNs(),
+                        config.sackWindowPackets(),
+                        config.rateWindowFactory());
+                Device.Builder builder = Device.builder()
+                        .name(spec.id())
+                        .ipv4(spec.ipv4())
+                        .mac(spec.mac())
+                        .attributes(DeviceAttributes.defaults().withMaxQp(4096))
+                        .config(config)
+                        .timers(scheduler)
+                        .codec(new RocePacketCodec())
+                        .allocator(allocator)
+                        .sink((frame, nowNs) -> vs.onEniFrame(eniId, frame));
+                VirtualEni eni = new VirtualEni(spec, h.node(), builder, scheduler, allocator, bufferBytes, engine);
+                self[0] = eni;
+                vs.addEni(
+                        EniConfig.of(eniId, spec.mac(), org.vrdma.harness.lab.Ipv4.format(spec.ipv4()), spec.vni()),
+                        eni);
+                list.add(eni);
+            }
+            enis.add(list);
+            List<EniHandle> handles = Collections.unmodifiableList(new ArrayList<>(list));
+            String name = h.name();
+            hostHandles.add(new HostHandle() {
+                @Override
+                public String name() {
+                    return name;
+                }
+
+                @Override
+                public List<EniHandle> enis() {
+                    return handles;
+                }
+            });
+        }
+        // Every ENI reaches every ENI of its VPC on other hosts.
+        for (LabNetwork.LabHost a : network.hosts()) {
+            for (LabNetwork.LabHost b : network.hosts()) {
+                if (a == b) {
+                    continue;
+                }
+                long underlayB = UnderlayAddress.of(HOST_BASE_IPV4 + b.node(), GENEVE_PORT);
+                for (LabNetwork.LabEni eb : b.enis()) {
+                    boolean sameVpc = a.enis().stream().anyMatch(ea -> ea.vni() == eb.vni());
+                    if (sameVpc) {
+                        vswitches[a.node()].addRemoteRoute(eb.vni(), eb.ipv4(), underlayB);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Round trip of the longest host-to-host path on the empty network (one MTU packet and its ACK). */
+    private long baseRttNs() {
+        // The host farthest from h0 has the longest path of these symmetric topologies.
+        int far = 1;
+        for (int h = 1; h < distanceTo.length; h++) {
+            if (distanceTo[h][0] > distanceTo[far][0]) {
+                far = h;
+            }
+        }
+        long ns = org.vrdma.harness.lab.stats.FctMath.idealFctNs(
+                lab.transport().mtuBytes(), lab.transport().mtuBytes(), INNER_HEADERS_BYTES + 58, 120, path(0, far));
+        return Math.max(1_000, ns);
+    }
+
+    private int bufferBytes() {
+        long b = lab.transport().messageBytes();
+        for (WorkloadSpec w : lab.workloads()) {
+            if (w instanceof WorkloadSpec.Perftest p) {
+                long size = p.sizeBytes() == null ? 65536 : p.sizeBytes();
+                long iterations = p.iterations() == null ? 5000 : p.iterations();
+                b = Math.max(b, Math.max(2 * size, Math.min(size * iterations, 4L << 20)));
+            }
+        }
+        return (int) Math.min(b, 1L << 30);
+    }
+
+    /** The links of one shortest path from host {@code src} to host {@code dst}. */
+    List<LinkSpec> path(int src, int dst) {
+        int[] d = distanceTo[dst];
+        List<LinkSpec> path = new ArrayList<>();
+        int n = src;
+        while (n != dst) {
+            for (int li : adjacency[n]) {
+                LabNetwork.Link l = network.links().get(li);
+                int m = l.a() == n ? l.b() : l.a();
+                if (d[m] == d[n] - 1) {
+                    path.add(l.spec());
+                    n = m;
+                    break;
+                }
+            }
+        }
+        return path;
+    }
+
+    VirtualTimeScheduler scheduler() {
+        return scheduler;
+    }
+
+    int packetOverheadBytes() {
+        return overheadBytes;
+    }
+
+    int ackWireBytes() {
+        return overheadBytes + 4;
+    }
+
+    VirtualEni firstEni(int host) {
+        return enis.get(host).getFirst();
+    }
+
+    VirtualEni eniOf(String ref, String path) {
+        LabNetwork.LabEni e = network.eni(ref, path);
+        int host = network.hostIndex().get(e.host());
+        for (VirtualEni v : enis.get(host)) {
+            if (v.spec.name().equals(e.name())) {
+                return v;
+            }
+        }
+        throw new LabException(path, "no ENI " + ref);
+    }
+
+    @Override
+    public Lab lab() {
+        return lab;
+    }
+
+    @Override
+    public LabNetwork network() {
+        return network;
+    }
+
+    @Override
+    public String backend() {
+        return "virtual";
+    }
+
+    @Override
+    public String describe() {
+        LinkSpec host = TopologyGenerator.hostLink(lab.topology());
+        return String.format(
+                "virtual time: %d hosts, %d switches, %d links (%s); host links %.0f Gbit/s, %d ns; seed %d",
+                network.hosts().size(),
+                switches.size(),
+                network.links().size(),
+                lab.topology().type(),
+                host.rateGbps(),
+                host.delayNs(),
+                lab.seed());
+    }
+
+    @Override
+    public List<HostHandle> hosts() {
+        return hostHandles;
+    }
+
+    @Override
+    public HostHandle host(String name) {
+        for (HostHandle h : hostHandles) {
+            if (h.name().equals(name)) {
+                return h;
+            }
+        }
+        throw new LabException("", "no host " + name);
+    }
+
+    @Override
+    public EniHandle eni(String ref) {
+        return eniOf(ref, "");
+    }
+
+    @Override
+    public long nowNs() {
+        return scheduler.nowNs();
+    }
+
+    @Override
+    public boolean await(BooleanSupplier done, long timeoutNs) {
+        return scheduler.runUntil(done, scheduler.nowNs() + timeoutNs);
+    }
+
+    /** Packets sent on every link so far (host uplinks and switch ports). */
+    long linkTransmissions() {
+        long n = 0;
+        for (EgressPort p : hostPorts) {
+            n += p.txPackets();
+        }
+        for (EgressPort p : fabricPorts) {
+            n += p.txPackets();
+        }
+        return n;
+    }
+
+    @Override
+    public LabResults run(RunProgress progress) {
+        if (ran) {
+            throw new IllegalStateException("a lab run runs once");
+        }
+        ran = true;
+        long durationNs = lab.durationUs() * 1000;
+        long totalNs = durationNs + lab.drainUs() * 1000;
+        long intervalNs = lab.sampleIntervalUs() * 1000;
+        Sampler sampler = new Sampler(intervalNs, (int) Math.min(1_000_000, totalNs / intervalNs + 1));
+        engine.schedule();
+        scheduler.scheduleAt(scheduler.nowNs(), sampler);
+        long startNs = scheduler.nowNs();
+        long step = Math.max(intervalNs, totalNs / 200);
+        long t = startNs;
+        while (t < startNs + totalNs) {
+            t = Math.min(startNs + totalNs, t + step);
+            scheduler.runUntil(t);
+            progress.onProgress(t - startNs, totalNs, engine.flowsFinished(), engine.flowsStarted());
+            if (t - startNs >= durationNs && engine.idle()) {
+                break;
+            }
+        }
+        sampler.stopped = true;
+        long endNs = scheduler.nowNs();
+        List<LabResults.FlowResult> flows = engine.flowResults();
+        return new LabResults(
+                LabResults.FORMAT,
+                backend(),
+                lab.seed(),
+                lab,
+                endNs,
+                flows,
+                Percentiles.buckets(flows),
+                engine.perftestResults(),
+                counters(),
+                sampler.throughput(),
+                sampler.queues());
+    }
+
+    private LabResults.Counters counters() {
+        TransportCounters sum = new TransportCounters();
+        for (List<VirtualEni> list : enis) {
+            for (VirtualEni e : list) {
+                e.device.counters().addTo(sum);
+            }
+        }
+        long ecn = 0;
+        long drops = 0;
+        long lost = 0;
+        List<EgressPort> all = new ArrayList<>(hostPorts);
+        all.addAll(fabricPorts);
+        for (EgressPort p : all) {
+            ecn += p.ecnMarked();
+            drops += p.bufferDrops();
+            lost += p.dataLost() + p.controlLost();
+        }
+        return new LabResults.Counters(
+                engine.flowsStarted(),
+                engine.flowsFinished(),
+                engine.bytesFinished(),
+                sum.txPackets,
+                sum.retransmittedPackets,
+                sum.timeouts,
+                sum.seqNaksSent,
+                sum.cnpsSent,
+                sum.cnpsReceived,
+                ecn,
+                drops,
+                lost,
+                linkTransmissions());
+    }
+
+    /** Samples delivered bytes per host and queue depth per fabric port at a fixed period. */
+    private final class Sampler implements TimerHandler {
+        private final long intervalNs;
+        private final int maxSamples;
+        private final double[][] rxGbps;
+        private final double[][] queueKb;
+        private final long[] lastRx;
+        private int samples;
+        boolean stopped;
+
+        Sampler(long intervalNs, int maxSamples) {
+            this.intervalNs = intervalNs;
+            this.maxSamples = maxSamples;
+            int hosts = vswitches.length;
+            this.rxGbps = new double[hosts][maxSamples];
+            this.queueKb = new double[fabricPorts.isEmpty() ? hostPorts.size() : fabricPorts.size()][maxSamples];
+            this.lastRx = new long[hosts];
+        }
+
+        @Override
+        public void onTimer(long nowNs, long timerId) {
+            if (stopped || samples >= maxSamples) {
+                return;
+            }
+            for (int h = 0; h < vswitches.length; h++) {
+                long rx = 0;
+                for (VirtualEni e : enis.get(h)) {
+                    rx += vswitches[h]
+                            .eni(enis.get(h).indexOf(e) + 1)
+                            .counters()
+                            .rxBytes();
+                }
+                rxGbps[h][samples] = (rx - lastRx[h]) * 8.0 / intervalNs;
+                lastRx[h] = rx;
+            }
+            List<EgressPort> ports = fabricPorts.isEmpty() ? hostPorts : fabricPorts;
+            for (int p = 0; p < ports.size(); p++) {
+                queueKb[p][samples] = ports.get(p).queuedBytes() / 1000.0;
+            }
+            samples++;
+            scheduler.scheduleAt(nowNs + intervalNs, this);
+        }
+
+        LabResults.TimeSeries throughput() {
+            // The first sample is at time 0 (nothing received yet): series start at the second.
+            List<LabResults.Series> s = new ArrayList<>();
+            int n = Math.max(0, samples - 1);
+            double[] total = new double[n];
+            for (int h = 0; h < rxGbps.length; h++) {
+                for (int i = 0; i < n; i++) {
+                    total[i] += rxGbps[h][i + 1];
+                }
+            }
+            s.add(new LabResults.Series("all hosts", round(total)));
+            if (rxGbps.length <= 16) {
+                for (int h = 0; h < rxGbps.length; h++) {
+                    s.add(new LabResults.Series("h" + h, round(java.util.Arrays.copyOfRange(rxGbps[h], 1, n + 1))));
+                }
+            }
+            return new LabResults.TimeSeries("Gbit/s received", intervalNs, s);
+        }
+
+        LabResults.TimeSeries queues() {
+            // The eight ports with the largest mean queue.
+            List<String> names = fabricPorts.isEmpty()
+                    ? network.hosts().stream().map(h -> h.name() + " uplink").toList()
+                    : fabricPortNames;
+            Integer[] order = new Integer[queueKb.length];
+            double[] mean = new double[queueKb.length];
+            for (int p = 0; p < queueKb.length; p++) {
+                order[p] = p;
+                for (int i = 0; i < samples; i++) {
+                    mean[p] += queueKb[p][i];
+                }
+            }
+            java.util.Arrays.sort(
+                    order, (x, y) -> mean[y] != mean[x] ? Double.compare(mean[y], mean[x]) : Integer.compare(x, y));
+            List<LabResults.Series> s = new ArrayList<>();
+            for (int i = 0; i < Math.min(8, order.length); i++) {
+                s.add(new LabResults.Series(
+                        names.get(order[i]), round(java.util.Arrays.copyOf(queueKb[order[i]], samples))));
+            }
+            return new LabResults.TimeSeries("queue depth, kB", intervalNs, s);
+        }
+
+        private double[] round(double[] v) {
+            double[] r = new double[v.length];
+            for (int i = 0; i < v.length; i++) {
+                r[i] = Percentiles.round(v[i]);
+            }
+            return r;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        if (engine != null) {
+            engine.close();
+        }
+        for (List<VirtualEni> list : enis) {
+            for (VirtualEni e : list) {
+                e.close();
+            }
+        }
+        for (EcmpSwitch s : switches) {
+            s.close();
+        }
+        for (VSwitch vs : vswitches) {
+            if (vs != null) {
+                vs.close();
+            }
+        }
+        for (Wire w : wires) {
+            w.close();
+        }
+    }
+}

@@ -1,0 +1,226 @@
+package org.vrdma.harness.perf;
+
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.vrdma.shim.VnicControlServer;
+import org.vrdma.vnic.transport.TransportConfig;
+
+/**
+ * Debian's unmodified {@code ib_write_bw} and {@code ib_send_lat} over the emulator, as a benchmark:
+ * two hosts in this process (each a vSwitch on a real UDP socket on 127.0.0.1 and a vNIC serving the
+ * native {@code libibverbs.so.1}), the two perftest processes on top, their own reports parsed.
+ */
+public final class NativePerftestBench implements AutoCloseable {
+    /** perftest's figures: bandwidth (Gbit/s, 0 if not run) and one-way latency (typical, 99 %, µs). */
+    public record Result(double writeGbps, double sendLatTypicalUs, double sendLatP99Us, String writeOutput) {}
+
+    private final Path nativeDir;
+    private final Path dir;
+    private final RealTimeHost hostA;
+    private final RealTimeHost hostB;
+    private final VnicControlServer serverA;
+    private final VnicControlServer serverB;
+
+    private NativePerftestBench(Path nativeDir) throws Exception {
+        this.nativeDir = nativeDir;
+        this.dir = Files.createTempDirectory("vrdma-bench-native");
+        int portA = freeUdpPort();
+        int portB = freeUdpPort();
+        // As ./vrdma host --verbs-socket: RTO from 50 ms down to a 4 ms floor (see guest-driver-shim).
+        TransportConfig transport = TransportConfig.defaults().withRto(4_000_000, 50_000_000);
+        hostA = new RealTimeHost(new RealTimeHost.Spec(
+                "vrdma0",
+                "127.0.0.1:" + portA,
+                "10.9.0.1",
+                RealTimeHost.derivedMac(0x0A090001),
+                100,
+                "10.9.0.2",
+                "127.0.0.1:" + portB,
+                transport,
+                4096));
+        RealTimeHost b = null;
+        VnicControlServer sa = null;
+        try {
+            b = new RealTimeHost(new RealTimeHost.Spec(
+                    "vrdma0",
+                    "127.0.0.1:" + portB,
+                    "10.9.0.2",
+                    RealTimeHost.derivedMac(0x0A090002),
+                    100,
+                    "10.9.0.1",
+                    "127.0.0.1:" + portA,
+                    transport,
+                    4096));
+            sa = VnicControlServer.start(dir.resolve("a.sock"), hostA.endpoint().device(), hostA.executor());
+            serverB =
+                    VnicControlServer.start(dir.resolve("b.sock"), b.endpoint().device(), b.executor());
+        } catch (Exception | Error e) {
+            if (sa != null) {
+                sa.close();
+            }
+            if (b != null) {
+                b.close();
+            }
+            hostA.close();
+            throw e;
+        }
+        hostB = b;
+        serverA = sa;
+    }
+
+    /**
+     * The library next to this build ({@code guest-driver-shim/target/native}), or null with the
+     * reason in {@code why} when it, or perftest, is missing.
+     */
+    public static Path nativeLibrary(StringBuilder why) {
+        Path root;
+        try {
+            Path code = Path.of(NativePerftestBench.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
+            // test-harness/target/test-harness.jar or test-harness/target/classes
+            root = code.getParent().getParent().getParent();
+        } catch (Exception e) {
+            root = Path.of(".");
+        }
+        Path lib = root.resolve("guest-driver-shim/target/native");
+        if (!Files.exists(lib.resolve("libibverbs.so.1"))) {
+            why.append(lib)
+                    .append("/libibverbs.so.1 is missing (needs gcc and libibverbs-dev; ./test.sh installs them)");
+            return null;
+        }
+        for (String command : List.of("ib_write_bw", "ib_send_lat")) {
+            boolean found = false;
+            for (String p : System.getenv().getOrDefault("PATH", "").split(":")) {
+                found |= !p.isEmpty() && Files.isExecutable(Path.of(p, command));
+            }
+            if (!found) {
+                why.append(command).append(" is missing (Debian package perftest; ./test.sh installs it)");
+                return null;
+            }
+        }
+        return lib;
+    }
+
+    /** Brings up the two hosts. */
+    public static NativePerftestBench start(Path nativeDir) throws Exception {
+        return new NativePerftestBench(nativeDir);
+    }
+
+    /**
+     * {@code ib_write_bw -s sizeBytes -n writes} and {@code ib_send_lat -s latencyBytes -n iterations}
+     * (iteration counts rather than perftest's {@code -D}, whose margins swallow short runs).
+     */
+    public Result run(int sizeBytes, int writes, int latencyBytes, int latencyIterations) throws Exception {
+        String write = pair(
+                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits"), 300);
+        Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
+                .matcher(write);
+        double gbps = bw.find() ? Double.parseDouble(bw.group(2)) : 0;
+        String lat = pair(
+                List.of("ib_send_lat", "-d", "vrdma0", "-s", "" + latencyBytes, "-n", "" + latencyIterations), 180);
+        Matcher l = Pattern.compile("(?m)^\\s*" + latencyBytes + "\\s+" + latencyIterations
+                        + "\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+(\\S+)\\s+([0-9.]+)")
+                .matcher(lat);
+        if (gbps <= 0 || !l.find()) {
+            throw new IllegalStateException("perftest did not report:\n" + write + "\n" + lat);
+        }
+        return new Result(gbps, Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), write);
+    }
+
+    /** Server on host A, client on host B (once the server listens); returns the client's output. */
+    private String pair(List<String> command, long timeoutS) throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        List<String> serverCmd = new ArrayList<>(command);
+        serverCmd.addAll(List.of("-p", "" + port));
+        List<String> clientCmd = new ArrayList<>(serverCmd);
+        clientCmd.add("127.0.0.1");
+        Path serverOut = dir.resolve("server.out");
+        Path clientOut = dir.resolve("client.out");
+        Process server = start(serverCmd, serverA, serverOut);
+        Process client = null;
+        try {
+            awaitListening(server, port);
+            client = start(clientCmd, serverB, clientOut);
+            if (!client.waitFor(timeoutS, TimeUnit.SECONDS) || !server.waitFor(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(command.get(0) + " did not finish in " + timeoutS + " s");
+            }
+            String out = Files.readString(clientOut, StandardCharsets.UTF_8);
+            if (client.exitValue() != 0 || server.exitValue() != 0) {
+                throw new IllegalStateException(command.get(0) + " failed:\n" + out + "\nserver:\n"
+                        + Files.readString(serverOut, StandardCharsets.UTF_8));
+            }
+            return out;
+        } finally {
+            server.destroyForcibly();
+            if (client != null) {
+                client.destroyForcibly();
+            }
+        }
+    }
+
+    private Process start(List<String> command, VnicControlServer server, Path out) throws IOException {
+        ProcessBuilder pb =
+                new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile());
+        pb.environment().put("LD_LIBRARY_PATH", nativeDir.toString());
+        pb.environment().put("VRDMA_SOCKET", server.socketPath().toString());
+        return pb.start();
+    }
+
+    private static void awaitListening(Process server, int port) throws Exception {
+        String hexPort = String.format(Locale.ROOT, ":%04X ", port);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && server.isAlive()) {
+            for (String line : Files.readAllLines(Path.of("/proc/net/tcp"))) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length > 3 && (f[1] + " ").endsWith(hexPort) && f[3].equals("0A")) {
+                    return;
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("perftest's server did not listen on port " + port);
+    }
+
+    private static int freeUdpPort() throws IOException {
+        try (DatagramSocket s = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            serverA.close();
+            serverB.close();
+        } finally {
+            try {
+                hostA.close();
+            } finally {
+                hostB.close();
+                try (var files = Files.list(dir)) {
+                    for (Path f : files.toList()) {
+                        Files.deleteIfExists(f);
+                    }
+                }
+                Files.deleteIfExists(dir);
+            }
+        }
+    }
+}

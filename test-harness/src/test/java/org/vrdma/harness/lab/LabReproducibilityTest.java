@@ -1,0 +1,137 @@
+package org.vrdma.harness.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.util.ResourceLeakDetector;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.vrdma.harness.lab.report.LabRunner;
+import org.vrdma.harness.lab.report.ResultsWriter;
+
+/**
+ * Virtual-time labs replay exactly: the same lab and seed give byte-identical results JSON, also
+ * when replayed from the results file; congestion shows in the counters; reports are produced.
+ */
+class LabReproducibilityTest {
+    static final String STAR = """
+            {
+              "name": "star8",
+              "seed": 11,
+              "durationUs": 300,
+              "drainUs": 5000,
+              "topology": {"type": "star", "hosts": 8,
+                "hostLink": {"rateGbps": 100, "delayNs": 1000, "bufferBytes": 1048576,
+                             "ecn": {"kMinBytes": 50000, "kMaxBytes": 200000, "pMax": 0.2}}},
+              "cc": {"algorithm": "dcqcn"},
+              "workloads": [
+                {"type": "poisson", "cdf": "websearch", "load": 0.5},
+                {"type": "incast", "receiver": "h0", "senderCount": 7, "flowBytes": 200000, "startUs": 50}
+              ]
+            }
+            """;
+
+    private static ResourceLeakDetector.Level leakLevel;
+
+    /** Paranoid leak tracking records a stack per buffer access: too slow for a simulation of millions. */
+    @BeforeAll
+    static void sampledLeakDetection() {
+        leakLevel = ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
+    }
+
+    @AfterAll
+    static void restoreLeakDetection() {
+        ResourceLeakDetector.setLevel(leakLevel);
+    }
+
+    private static String run(Lab lab) {
+        try (LabRun r = LabBackends.get("virtual").start(lab)) {
+            return ResultsWriter.json(r.run(RunProgress.NONE));
+        }
+    }
+
+    @Test
+    void sameSeedGivesByteIdenticalJson() throws Exception {
+        Lab lab = LabLoader.parse(STAR, false);
+        String first = run(lab);
+        String second = run(lab);
+        assertThat(second).isEqualTo(first);
+        LabResults r = LabLoader.json().readValue(first, LabResults.class);
+        LabResults.Counters c = r.counters();
+        assertThat(c.flowsStarted()).isGreaterThan(7);
+        // Every flow finishes but, perhaps, a WebSearch elephant (up to 30 MB) started late.
+        assertThat(r.flows()).filteredOn(f -> f.bytes() < 1_000_000).allMatch(f -> f.fctNs() > 0);
+        assertThat(c.flowsFinished()).isGreaterThanOrEqualTo(c.flowsStarted() - 2);
+        // The 7:1 incast congests h0's port: ECN marks, CNPs back to the senders.
+        assertThat(c.ecnMarks()).isPositive();
+        assertThat(c.cnpsSent()).isPositive();
+        assertThat(c.cnpsReceived()).isPositive();
+        assertThat(c.linkTransmissions()).isGreaterThan(c.txPackets());
+        assertThat(r.fctBuckets()).isNotEmpty();
+        for (LabResults.FlowResult f : r.flows()) {
+            if (f.fctNs() < 0) {
+                continue;
+            }
+            assertThat(f.fctNs()).isGreaterThanOrEqualTo(f.idealFctNs() - 10);
+            assertThat(f.slowdown()).isGreaterThan(0.99);
+        }
+        // Another seed: other arrivals, other results.
+        assertThat(run(lab.withSeed(12))).isNotEqualTo(first);
+    }
+
+    @Test
+    void lossBringsRetransmissionsAndEveryFlowStillFinishes() {
+        String json = """
+                {"name": "lossy", "seed": 3, "durationUs": 200, "drainUs": 20000,
+                 "topology": {"type": "pair", "hostLink": {"rateGbps": 100, "faults": {"loss": 0.01}}},
+                 "transport": {"recovery": "gbn"},
+                 "workloads": [{"type": "flows", "flows": [
+                   {"src": "h0", "dst": "h1", "bytes": 2000000},
+                   {"src": "h1", "dst": "h0", "bytes": 1000000, "startUs": 20}]}]}
+                """;
+        LabResults r;
+        try (LabRun run = LabBackends.get("virtual").start(LabLoader.parse(json, false))) {
+            r = run.run(RunProgress.NONE);
+        }
+        assertThat(r.counters().flowsFinished()).isEqualTo(2);
+        assertThat(r.counters().injectedLosses()).isPositive();
+        assertThat(r.counters().retransmittedPackets())
+                .isGreaterThanOrEqualTo(r.counters().injectedLosses() / 2);
+    }
+
+    @Test
+    void runnerWritesResultsPlotsAndReportAndReplays(@TempDir Path dir) throws Exception {
+        Lab lab = LabLoader.parse(STAR, false)
+                .withDurationUs(150, 5000)
+                .withSweep(new SweepSpec(List.of(CcSpec.of("dcqcn"), CcSpec.NONE), null, null, null));
+        List<LabRunner.Outcome> outcomes =
+                new LabRunner(LabBackends.get("virtual"), dir, System.out, true, true).run(lab);
+        assertThat(outcomes).hasSize(2);
+        Path first = dir.resolve("cc=dcqcn");
+        for (String f : List.of("results.json", "lab.json", "flows.csv", "fct.csv", "throughput.csv", "queues.csv")) {
+            assertThat(first.resolve(f)).isNotEmptyFile();
+        }
+        assertThat(Files.readAllLines(first.resolve("flows.csv")))
+                .hasSize(outcomes.getFirst().results().flows().size() + 1);
+        for (String png : List.of("fct-slowdown.png", "throughput.png", "queues.png")) {
+            var image = ImageIO.read(first.resolve(png).toFile());
+            assertThat(image.getWidth()).as(png).isEqualTo(900);
+            assertThat(image.getHeight()).as(png).isEqualTo(480);
+        }
+        assertThat(ImageIO.read(dir.resolve("fct-p99-comparison.png").toFile())).isNotNull();
+        String html = Files.readString(dir.resolve("report.html"));
+        assertThat(html).contains("<table>", "cc=dcqcn", "cc=none", "data:image/png;base64,");
+        assertThat(html).doesNotContain("src=\"http", "href=\"http");
+        // The results file replays its variant exactly.
+        Lab replay = LabLoader.load(first.resolve("results.json"));
+        assertThat(replay.cc().algorithm()).isEqualTo("dcqcn");
+        assertThat(run(replay)).isEqualTo(Files.readString(first.resolve("results.json")));
+        assertThat(LabLoader.load(first.resolve("lab.json"))).isEqualTo(replay);
+    }
+}
