@@ -8,16 +8,11 @@ public final class IbvRecvWr {
     /** Returned in the completion. */
     public long wrId;
 
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
-    private int numSge;
+    private final SgeList sges;
 
     /** A request with room for {@code maxSge} scatter elements. */
     public IbvRecvWr(int maxSge) {
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        sges = new SgeList(maxSge);
     }
 
     /** A request with room for 16 scatter elements. */
@@ -27,7 +22,7 @@ public final class IbvRecvWr {
 
     /** Clears the scatter list. */
     public IbvRecvWr reset() {
-        numSge = 0;
+        sges.clear();
         return this;
     }
 
@@ -37,13 +32,7 @@ public final class IbvRecvWr {
      * @throws IbvInvalidArgumentException if the request has no room for another element
      */
     public IbvRecvWr addSge(long addr, int length, int lkey) {
-        if (numSge == sgeAddr.length) {
-            throw new IbvInvalidArgumentException("no room for another sge (" + sgeAddr.length + ")");
-        }
-        sgeAddr[numSge] = addr;
-        sgeLength[numSge] = length;
-        sgeLkey[numSge] = lkey;
-        numSge++;
+        sges.add(addr, length, lkey);
         return this;
     }
 
@@ -54,21 +43,21 @@ public final class IbvRecvWr {
 
     /** Elements in the list. */
     public int numSge() {
-        return numSge;
+        return sges.size();
     }
 
     /** Address of element {@code i}. */
     public long sgeAddr(int i) {
-        return sgeAddr[i];
+        return sges.addr(i);
     }
 
     /** Length of element {@code i}. */
     public int sgeLength(int i) {
-        return sgeLength[i];
+        return sges.length(i);
     }
 
     /** Local key of element {@code i}. */
     public int sgeLkey(int i) {
-        return sgeLkey[i];
+        return sges.lkey(i);
     }
 }

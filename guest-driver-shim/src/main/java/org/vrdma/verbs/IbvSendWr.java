@@ -35,16 +35,11 @@ public final class IbvSendWr {
     /** UD: the destination Q_Key; a value with the high bit set means the QP's own Q_Key. */
     public int remoteQkey;
 
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
-    private int numSge;
+    private final SgeList sges;
 
     /** A request with room for {@code maxSge} scatter/gather elements. */
     public IbvSendWr(int maxSge) {
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        sges = new SgeList(maxSge);
     }
 
     /** A request with room for 16 scatter/gather elements. */
@@ -54,7 +49,7 @@ public final class IbvSendWr {
 
     /** Clears the scatter/gather list, the flags and the address handle. */
     public IbvSendWr reset() {
-        numSge = 0;
+        sges.clear();
         sendFlags = 0;
         ah = null;
         return this;
@@ -66,13 +61,7 @@ public final class IbvSendWr {
      * @throws IbvInvalidArgumentException if the request has no room for another element
      */
     public IbvSendWr addSge(long addr, int length, int lkey) {
-        if (numSge == sgeAddr.length) {
-            throw new IbvInvalidArgumentException("no room for another sge (" + sgeAddr.length + ")");
-        }
-        sgeAddr[numSge] = addr;
-        sgeLength[numSge] = length;
-        sgeLkey[numSge] = lkey;
-        numSge++;
+        sges.add(addr, length, lkey);
         return this;
     }
 
@@ -83,21 +72,21 @@ public final class IbvSendWr {
 
     /** Elements in the list. */
     public int numSge() {
-        return numSge;
+        return sges.size();
     }
 
     /** Address of element {@code i}. */
     public long sgeAddr(int i) {
-        return sgeAddr[i];
+        return sges.addr(i);
     }
 
     /** Length of element {@code i}. */
     public int sgeLength(int i) {
-        return sgeLength[i];
+        return sges.length(i);
     }
 
     /** Local key of element {@code i}. */
     public int sgeLkey(int i) {
-        return sgeLkey[i];
+        return sges.lkey(i);
     }
 }
