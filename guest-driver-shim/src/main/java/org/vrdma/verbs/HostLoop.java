@@ -6,6 +6,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.vrdma.vnic.verbs.VerbsException;
 
@@ -53,6 +54,29 @@ final class HostLoop {
         } catch (TimeoutException e) {
             throw new IllegalStateException(
                     "the device's event loop did not answer in " + CALL_TIMEOUT_SECONDS + " s", e);
+        }
+    }
+
+    /** Runs {@code action} on the loop (directly when already there) and waits for it to finish. */
+    void run(Runnable action) {
+        call(() -> {
+            action.run();
+            return null;
+        });
+    }
+
+    /**
+     * The idempotent {@code close()} of a verbs object: runs {@code destroy} on the loop unless
+     * {@code live} already says no. {@code live} is asked again on the loop because another thread may
+     * have destroyed the object in between.
+     */
+    void closeIfLive(BooleanSupplier live, Runnable destroy) {
+        if (live.getAsBoolean()) {
+            run(() -> {
+                if (live.getAsBoolean()) {
+                    destroy.run();
+                }
+            });
         }
     }
 

@@ -27,23 +27,13 @@ public final class IbvAh implements AutoCloseable {
 
     /** Destroys the handle ({@code ibv_destroy_ah}); EINVAL if already destroyed. */
     public void destroy() {
-        pd.context().loop.call(() -> {
-            destroyOnLoop();
-            return null;
-        });
+        pd.context().loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the handle unless that was already done. */
     @Override
     public void close() {
-        if (live) {
-            pd.context().loop.call(() -> {
-                if (live) {
-                    destroyOnLoop();
-                }
-                return null;
-            });
-        }
+        pd.context().loop.closeIfLive(() -> live, this::destroyOnLoop);
     }
 
     void destroyOnLoop() {

@@ -73,23 +73,13 @@ public final class IbvCompChannel implements AutoCloseable {
 
     /** Destroys the channel ({@code ibv_destroy_comp_channel}); EBUSY while CQs use it. */
     public void destroy() {
-        context.loop.call(() -> {
-            destroyOnLoop();
-            return null;
-        });
+        context.loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the channel unless that was already done. */
     @Override
     public void close() {
-        if (live) {
-            context.loop.call(() -> {
-                if (live) {
-                    destroyOnLoop();
-                }
-                return null;
-            });
-        }
+        context.loop.closeIfLive(() -> live, this::destroyOnLoop);
     }
 
     private static IbvCq taken(IbvCq cq) {

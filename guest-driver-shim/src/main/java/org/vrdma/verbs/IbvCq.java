@@ -148,23 +148,13 @@ public final class IbvCq implements AutoCloseable {
      * taken from the channel are unacknowledged.
      */
     public void destroy() {
-        context.loop.call(() -> {
-            destroyOnLoop();
-            return null;
-        });
+        context.loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the queue unless that was already done. */
     @Override
     public void close() {
-        if (live) {
-            context.loop.call(() -> {
-                if (live) {
-                    destroyOnLoop();
-                }
-                return null;
-            });
-        }
+        context.loop.closeIfLive(() -> live, this::destroyOnLoop);
     }
 
     CompletionQueue model() {

@@ -71,23 +71,13 @@ public final class IbvMr implements AutoCloseable {
 
     /** Deregisters the region ({@code ibv_dereg_mr}); EINVAL if already deregistered. */
     public void dereg() {
-        pd.context().loop.call(() -> {
-            deregOnLoop();
-            return null;
-        });
+        pd.context().loop.run(this::deregOnLoop);
     }
 
     /** Deregisters the region unless that was already done. */
     @Override
     public void close() {
-        if (registered) {
-            pd.context().loop.call(() -> {
-                if (registered) {
-                    deregOnLoop();
-                }
-                return null;
-            });
-        }
+        pd.context().loop.closeIfLive(() -> registered, this::deregOnLoop);
     }
 
     void deregOnLoop() {

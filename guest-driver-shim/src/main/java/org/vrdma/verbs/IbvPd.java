@@ -92,10 +92,7 @@ public final class IbvPd implements AutoCloseable {
 
     /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
     public void dealloc() {
-        context.loop.call(() -> {
-            destroyOnLoop();
-            return null;
-        });
+        context.loop.run(this::destroyOnLoop);
     }
 
     /** Frees the domain unless that was already done. */

@@ -236,24 +236,16 @@ public final class IbvQp implements AutoCloseable {
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding requests vanish without completions. */
     public void destroy() {
         checkLive();
-        context.loop.call(() -> {
+        context.loop.run(() -> {
             checkLive();
             destroyOnLoop();
-            return null;
         });
     }
 
     /** Destroys the QP unless that was already done. */
     @Override
     public void close() {
-        if (live) {
-            context.loop.call(() -> {
-                if (live) {
-                    destroyOnLoop();
-                }
-                return null;
-            });
-        }
+        context.loop.closeIfLive(() -> live, this::destroyOnLoop);
     }
 
     @Override

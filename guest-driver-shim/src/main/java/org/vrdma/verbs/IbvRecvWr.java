@@ -4,20 +4,13 @@ package org.vrdma.verbs;
  * A receive work request ({@code struct ibv_recv_wr}), reusable like {@link IbvSendWr}: the buffers
  * its scatter elements name receive the next incoming SEND (and, on UD, a 40-byte GRH first).
  */
-public final class IbvRecvWr {
+public final class IbvRecvWr extends SgeWorkRequest<IbvRecvWr> {
     /** Returned in the completion. */
     public long wrId;
 
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
-    private int numSge;
-
     /** A request with room for {@code maxSge} scatter elements. */
     public IbvRecvWr(int maxSge) {
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        super(maxSge);
     }
 
     /** A request with room for 16 scatter elements. */
@@ -27,48 +20,12 @@ public final class IbvRecvWr {
 
     /** Clears the scatter list. */
     public IbvRecvWr reset() {
-        numSge = 0;
+        clearSges();
         return this;
     }
 
-    /**
-     * Appends a scatter element.
-     *
-     * @throws IbvInvalidArgumentException if the request has no room for another element
-     */
-    public IbvRecvWr addSge(long addr, int length, int lkey) {
-        if (numSge == sgeAddr.length) {
-            throw new IbvInvalidArgumentException("no room for another sge (" + sgeAddr.length + ")");
-        }
-        sgeAddr[numSge] = addr;
-        sgeLength[numSge] = length;
-        sgeLkey[numSge] = lkey;
-        numSge++;
+    @Override
+    IbvRecvWr self() {
         return this;
-    }
-
-    /** Appends {@code [mr.addr() + offset, + length)} of {@code mr}. */
-    public IbvRecvWr addSge(IbvMr mr, long offset, int length) {
-        return addSge(mr.addr() + offset, length, mr.lkey());
-    }
-
-    /** Elements in the list. */
-    public int numSge() {
-        return numSge;
-    }
-
-    /** Address of element {@code i}. */
-    public long sgeAddr(int i) {
-        return sgeAddr[i];
-    }
-
-    /** Length of element {@code i}. */
-    public int sgeLength(int i) {
-        return sgeLength[i];
-    }
-
-    /** Local key of element {@code i}. */
-    public int sgeLkey(int i) {
-        return sgeLkey[i];
     }
 }

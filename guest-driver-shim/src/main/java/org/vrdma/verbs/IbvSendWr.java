@@ -11,7 +11,7 @@ import org.vrdma.vnic.verbs.WrOpcode;
  * copied when the request is posted, so the buffer may be reused at once; the lkey is still used to
  * find the memory, so inline elements too must lie inside a region registered in the same context.
  */
-public final class IbvSendWr {
+public final class IbvSendWr extends SgeWorkRequest<IbvSendWr> {
     /** Returned in the completion. */
     public long wrId;
     /** The operation. */
@@ -35,16 +35,9 @@ public final class IbvSendWr {
     /** UD: the destination Q_Key; a value with the high bit set means the QP's own Q_Key. */
     public int remoteQkey;
 
-    private final long[] sgeAddr;
-    private final int[] sgeLength;
-    private final int[] sgeLkey;
-    private int numSge;
-
     /** A request with room for {@code maxSge} scatter/gather elements. */
     public IbvSendWr(int maxSge) {
-        sgeAddr = new long[maxSge];
-        sgeLength = new int[maxSge];
-        sgeLkey = new int[maxSge];
+        super(maxSge);
     }
 
     /** A request with room for 16 scatter/gather elements. */
@@ -54,50 +47,14 @@ public final class IbvSendWr {
 
     /** Clears the scatter/gather list, the flags and the address handle. */
     public IbvSendWr reset() {
-        numSge = 0;
+        clearSges();
         sendFlags = 0;
         ah = null;
         return this;
     }
 
-    /**
-     * Appends a scatter/gather element ({@code struct ibv_sge}).
-     *
-     * @throws IbvInvalidArgumentException if the request has no room for another element
-     */
-    public IbvSendWr addSge(long addr, int length, int lkey) {
-        if (numSge == sgeAddr.length) {
-            throw new IbvInvalidArgumentException("no room for another sge (" + sgeAddr.length + ")");
-        }
-        sgeAddr[numSge] = addr;
-        sgeLength[numSge] = length;
-        sgeLkey[numSge] = lkey;
-        numSge++;
+    @Override
+    IbvSendWr self() {
         return this;
-    }
-
-    /** Appends {@code [mr.addr() + offset, + length)} of {@code mr}. */
-    public IbvSendWr addSge(IbvMr mr, long offset, int length) {
-        return addSge(mr.addr() + offset, length, mr.lkey());
-    }
-
-    /** Elements in the list. */
-    public int numSge() {
-        return numSge;
-    }
-
-    /** Address of element {@code i}. */
-    public long sgeAddr(int i) {
-        return sgeAddr[i];
-    }
-
-    /** Length of element {@code i}. */
-    public int sgeLength(int i) {
-        return sgeLength[i];
-    }
-
-    /** Local key of element {@code i}. */
-    public int sgeLkey(int i) {
-        return sgeLkey[i];
     }
 }

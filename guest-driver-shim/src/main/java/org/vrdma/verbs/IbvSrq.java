@@ -62,23 +62,13 @@ public final class IbvSrq implements AutoCloseable {
 
     /** Destroys the queue ({@code ibv_destroy_srq}); EBUSY while queue pairs use it. */
     public void destroy() {
-        context.loop.call(() -> {
-            destroyOnLoop();
-            return null;
-        });
+        context.loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the queue unless that was already done. */
     @Override
     public void close() {
-        if (live) {
-            context.loop.call(() -> {
-                if (live) {
-                    destroyOnLoop();
-                }
-                return null;
-            });
-        }
+        context.loop.closeIfLive(() -> live, this::destroyOnLoop);
     }
 
     SharedReceiveQueue model() {

@@ -2,8 +2,6 @@ package org.vrdma.harness.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +32,7 @@ class HostNetnsTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        requireRootAndIp();
+        NetnsPair.requireRootAndIp();
         deleteLeftovers();
         processes = new HostProcesses();
     }
@@ -54,17 +52,7 @@ class HostNetnsTest {
     @Order(1)
     @Timeout(value = 6, unit = TimeUnit.MINUTES)
     void oneGibibyteOfRdmaWritesCrossesTwoNamespacesByteExactUnderOnePercentLoss() throws Exception {
-        ip("netns", "add", NS_A);
-        ip("netns", "add", NS_B);
-        // Created straight into the namespaces: nothing appears in the namespace running the test.
-        ip("link", "add", "vrdma-a", "netns", NS_A, "type", "veth", "peer", "name", "vrdma-b", "netns", NS_B);
-        ip("-n", NS_A, "addr", "add", IP_A + "/30", "dev", "vrdma-a");
-        ip("-n", NS_B, "addr", "add", IP_B + "/30", "dev", "vrdma-b");
-        for (String[] nsDev : new String[][] {{NS_A, "vrdma-a"}, {NS_B, "vrdma-b"}}) {
-            // Jumbo frames, so a 4096-byte RoCE MTU fits one Geneve datagram.
-            ip("-n", nsDev[0], "link", "set", nsDev[1], "mtu", "9000", "up");
-            ip("-n", nsDev[0], "link", "set", "lo", "up");
-        }
+        NetnsPair.create(NS_A, "vrdma-a", IP_A, NS_B, "vrdma-b", IP_B);
         int size = 64 << 10;
         long iterations = GIB / size;
         Process server = processes.start(
@@ -154,23 +142,10 @@ class HostNetnsTest {
         return Long.parseLong(m.group(1));
     }
 
-    static void requireRootAndIp() throws Exception {
-        String uid = run(List.of("id", "-u")).strip();
-        if (!uid.equals("0")) {
-            throw new AssertionError(
-                    "the network-namespace test must run as root (uid is " + uid + "); CI runs it as root");
-        }
-        try {
-            run(List.of("ip", "-V"));
-        } catch (IOException e) {
-            throw new AssertionError("the network-namespace test needs iproute2's `ip` (./test.sh installs it)", e);
-        }
-    }
-
     /** Namespaces with this test's prefix, from an earlier run that died or this one. */
     static List<String> ourNamespaces() throws Exception {
         List<String> names = new ArrayList<>();
-        for (String line : run(List.of("ip", "netns", "list")).split("\n")) {
+        for (String line : NetnsPair.run(List.of("ip", "netns", "list")).split("\n")) {
             String name = line.strip().split(" ")[0];
             if (name.startsWith(PREFIX)) {
                 names.add(name);
@@ -182,28 +157,7 @@ class HostNetnsTest {
     static void deleteLeftovers() throws Exception {
         for (String ns : ourNamespaces()) {
             // Deleting a namespace deletes the veth end inside it, and with it the pair.
-            run(List.of("ip", "netns", "delete", ns));
+            NetnsPair.run(List.of("ip", "netns", "delete", ns));
         }
-    }
-
-    static void ip(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add("ip");
-        cmd.addAll(List.of(args));
-        run(cmd);
-    }
-
-    static String run(List<String> command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] output = p.getInputStream().readAllBytes();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(String.join(" ", command) + " did not finish in 30 s");
-        }
-        String text = new String(output, StandardCharsets.UTF_8);
-        if (p.exitValue() != 0) {
-            throw new AssertionError(String.join(" ", command) + " failed (" + p.exitValue() + "): " + text);
-        }
-        return text;
     }
 }

@@ -1,26 +1,23 @@
 package org.vrdma.harness.cli;
 
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.vrdma.harness.cli.NativePerftestTest.NativePerftestRuns;
 
 /**
  * The unmodified perftest programs and {@code ibv_rc_pingpong} between two emulator hosts in two
  * network namespaces joined by a veth pair, as on two machines: each verbs host and the programs
  * that use it run under {@code ip netns exec}. Namespace and link names carry "shim" and this JVM's
  * pid; they and the addresses (192.168.214.0/30) exist only inside what this test creates and are
- * deleted afterwards, also when the test fails or the JVM exits. Needs root and iproute2.
+ * deleted afterwards, also when the test fails or the JVM exits. Needs root and iproute2. The programs
+ * and assertions are those of {@link NativePerftestCases}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
-class NativePerftestNetnsTest {
+class NativePerftestNetnsTest extends NativePerftestCases {
     private static final long PID = ProcessHandle.current().pid();
     private static final String NS_A = "vrdmashim-" + PID + "-a";
     private static final String NS_B = "vrdmashim-" + PID + "-b";
@@ -28,26 +25,16 @@ class NativePerftestNetnsTest {
     private static final String DEV_B = "vsh" + (PID % 1_000_000) + "b";
     private static final String IP_A = "192.168.214.1";
     private static final String IP_B = "192.168.214.2";
-    private static final int ITERATIONS = 200;
 
     private NativeVerbsHosts hosts;
     private final Thread cleanupHook = new Thread(NativePerftestNetnsTest::deleteNamespacesQuietly);
 
     @BeforeAll
     void createNamespacesAndHosts() throws Exception {
-        HostNetnsTest.requireRootAndIp();
+        NetnsPair.requireRootAndIp();
         deleteNamespacesQuietly();
         Runtime.getRuntime().addShutdownHook(cleanupHook);
-        ip("netns", "add", NS_A);
-        ip("netns", "add", NS_B);
-        ip("link", "add", DEV_A, "netns", NS_A, "type", "veth", "peer", "name", DEV_B, "netns", NS_B);
-        ip("-n", NS_A, "addr", "add", IP_A + "/30", "dev", DEV_A);
-        ip("-n", NS_B, "addr", "add", IP_B + "/30", "dev", DEV_B);
-        for (String[] nsDev : new String[][] {{NS_A, DEV_A}, {NS_B, DEV_B}}) {
-            // Jumbo frames, so a 4096-byte RoCE MTU fits one Geneve datagram.
-            ip("-n", nsDev[0], "link", "set", nsDev[1], "mtu", "9000", "up");
-            ip("-n", nsDev[0], "link", "set", "lo", "up");
-        }
+        NetnsPair.create(NS_A, DEV_A, IP_A, NS_B, DEV_B, IP_B);
         hosts = new NativeVerbsHosts(
                 List.of("ip", "netns", "exec", NS_A),
                 IP_A + ":6081",
@@ -68,43 +55,13 @@ class NativePerftestNetnsTest {
             deleteNamespacesQuietly();
             Runtime.getRuntime().removeShutdownHook(cleanupHook);
         }
-        org.assertj.core.api.Assertions.assertThat(run(List.of("ip", "netns", "list")))
+        org.assertj.core.api.Assertions.assertThat(NetnsPair.run(List.of("ip", "netns", "list")))
                 .doesNotContain(NS_A, NS_B);
     }
 
-    @Test
-    void ibvRcPingpongExchangesEveryIteration() throws Exception {
-        NativePerftestRuns.rcPingpong(hosts);
-    }
-
-    @Test
-    void ibWriteBwReportsBandwidth() throws Exception {
-        NativePerftestRuns.bandwidth(hosts, "ib_write_bw", 65536, ITERATIONS);
-    }
-
-    @Test
-    void ibReadBwReportsBandwidth() throws Exception {
-        NativePerftestRuns.bandwidth(hosts, "ib_read_bw", 65536, ITERATIONS);
-    }
-
-    @Test
-    void ibSendBwReportsBandwidth() throws Exception {
-        NativePerftestRuns.bandwidth(hosts, "ib_send_bw", 65536, ITERATIONS);
-    }
-
-    @Test
-    void ibAtomicBwReportsAMessageRate() throws Exception {
-        NativePerftestRuns.bandwidth(hosts, "ib_atomic_bw", 8, ITERATIONS);
-    }
-
-    @Test
-    void ibWriteLatReportsLatency() throws Exception {
-        NativePerftestRuns.latency(hosts, "ib_write_lat", 2, ITERATIONS);
-    }
-
-    @Test
-    void ibSendLatReportsLatency() throws Exception {
-        NativePerftestRuns.latency(hosts, "ib_send_lat", 2, ITERATIONS);
+    @Override
+    NativeVerbsHosts hosts() {
+        return hosts;
     }
 
     /** Deleting a namespace deletes the veth end inside it, and with it the pair. */
@@ -120,27 +77,5 @@ class NativePerftestNetnsTest {
                 // absent already, or ip missing (reported by requireRootAndIp)
             }
         }
-    }
-
-    private static void ip(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>();
-        cmd.add("ip");
-        cmd.addAll(List.of(args));
-        String out = run(cmd);
-        org.assertj.core.api.Assertions.assertThat(out).doesNotContain("Error");
-    }
-
-    private static String run(List<String> command) throws Exception {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        byte[] output = p.getInputStream().readAllBytes();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(String.join(" ", command) + " did not finish in 30 s");
-        }
-        String text = new String(output, StandardCharsets.UTF_8);
-        if (p.exitValue() != 0) {
-            throw new AssertionError(String.join(" ", command) + " failed (" + p.exitValue() + "): " + text);
-        }
-        return text;
     }
 }

@@ -45,35 +45,19 @@ class TapNetnsTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        HostNetnsTest.requireRootAndIp();
+        NetnsPair.requireRootAndIp();
         deleteOurs();
         for (String tool : List.of("ping", "iperf3")) {
-            assertThat(HostNetnsTest.run(List.of("sh", "-c", "command -v " + tool + " || echo missing")))
+            assertThat(NetnsPair.run(List.of("sh", "-c", "command -v " + tool + " || echo missing")))
                     .as(tool + " is needed (./test.sh installs it)")
                     .doesNotContain("missing");
         }
-        for (String ns : List.of(NS_A, NS_B, GUEST_A, GUEST_B)) {
-            HostNetnsTest.ip("netns", "add", ns);
-            HostNetnsTest.ip("-n", ns, "link", "set", "lo", "up");
-        }
         String pid = String.valueOf(ProcessHandle.current().pid() % 1_000_000);
-        HostNetnsTest.ip(
-                "link",
-                "add",
-                "vt" + pid + "a",
-                "netns",
-                NS_A,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "vt" + pid + "b",
-                "netns",
-                NS_B);
-        HostNetnsTest.ip("-n", NS_A, "addr", "add", IP_A + "/30", "dev", "vt" + pid + "a");
-        HostNetnsTest.ip("-n", NS_B, "addr", "add", IP_B + "/30", "dev", "vt" + pid + "b");
-        HostNetnsTest.ip("-n", NS_A, "link", "set", "vt" + pid + "a", "mtu", "9000", "up");
-        HostNetnsTest.ip("-n", NS_B, "link", "set", "vt" + pid + "b", "mtu", "9000", "up");
+        NetnsPair.create(NS_A, "vt" + pid + "a", IP_A, NS_B, "vt" + pid + "b", IP_B);
+        for (String ns : List.of(GUEST_A, GUEST_B)) {
+            NetnsPair.ip("netns", "add", ns);
+            NetnsPair.ip("-n", ns, "link", "set", "lo", "up");
+        }
         processes = new HostProcesses();
     }
 
@@ -91,7 +75,7 @@ class TapNetnsTest {
 
     private static List<String> ours() throws Exception {
         List<String> names = new ArrayList<>();
-        for (String line : HostNetnsTest.run(List.of("ip", "netns", "list")).split("\n")) {
+        for (String line : NetnsPair.run(List.of("ip", "netns", "list")).split("\n")) {
             String name = line.strip().split(" ")[0];
             if (name.startsWith(PREFIX)) {
                 names.add(name);
@@ -102,7 +86,7 @@ class TapNetnsTest {
 
     private static void deleteOurs() throws Exception {
         for (String ns : ours()) {
-            HostNetnsTest.run(List.of("ip", "netns", "delete", ns));
+            NetnsPair.run(List.of("ip", "netns", "delete", ns));
         }
     }
 
@@ -414,7 +398,7 @@ class TapNetnsTest {
     private static String exec(String ns, int timeoutS, String... command) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
         cmd.addAll(List.of(command));
-        return HostNetnsTest.run(cmd);
+        return NetnsPair.run(cmd);
     }
 
     /** Runs a command that is expected to fail (ping to an address that does not answer). */
