@@ -18,6 +18,8 @@ import org.vrdma.harness.perf.TcpBaseline;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.WrOpcode;
+import org.vrdma.vswitch.udp.NettyUnderlay;
+import org.vrdma.vswitch.udp.VSwitchHost;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -71,6 +73,13 @@ final class BenchCommand implements Callable<Integer> {
                     + " default ${DEFAULT-VALUE}.")
     long windowBytes;
 
+    @Option(
+            names = "--busy-poll-us",
+            defaultValue = "0",
+            description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
+                    + " sleeps (0: sleep at once); default ${DEFAULT-VALUE}.")
+    long busyPollUs;
+
     @Override
     public Integer call() throws Exception {
         if (!(durationSeconds > 0 && durationSeconds <= 600)) {
@@ -96,10 +105,11 @@ final class BenchCommand implements Callable<Integer> {
         TransportCounters counters;
         String labLine;
         String transport;
+        String underlayLine;
         double cpuPerWriteUs;
         double cpuPerRoundTripUs;
-        try (RealTimeTwoHostLab lab =
-                new RealTimeTwoHostLab(RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES)) {
+        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(
+                RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
                     + onOff(lab.hostA().groActive());
@@ -114,10 +124,16 @@ final class BenchCommand implements Callable<Integer> {
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpu0 = loopCpuNs(lab);
+            long[] u0 = underlayCounters(lab);
             rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
             long cpu1 = loopCpuNs(lab);
+            long[] u1 = underlayCounters(lab);
+            TransportCounters afterBw = lab.transportCounters();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
             long cpu2 = loopCpuNs(lab);
+            long[] u2 = underlayCounters(lab);
+            underlayLine = perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; "
+                    + perOp("per round trip", u1, u2, rdmaLat.iterations(), -1);
             cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
             cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
             counters = minus(lab.transportCounters(), before);
@@ -161,6 +177,7 @@ final class BenchCommand implements Callable<Integer> {
         out.printf(
                 "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
                 cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
+        out.println("vRDMA underlay (both hosts): " + underlayLine);
         double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
         double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
         out.printf(
@@ -175,6 +192,33 @@ final class BenchCommand implements Callable<Integer> {
         java.util.function.Supplier<Long> own =
                 () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
         return lab.onA(own) + lab.onB(own);
+    }
+
+    /** Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read wake-ups. */
+    private static long[] underlayCounters(RealTimeTwoHostLab lab) {
+        long[] sum = new long[5];
+        for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
+            long[] c = h.call(vs -> {
+                NettyUnderlay u = h.underlay();
+                return new long[] {u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts()};
+            });
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] += c[i];
+            }
+        }
+        return sum;
+    }
+
+    private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
+        double n = Math.max(1, ops);
+        return String.format(
+                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read wake-ups",
+                label,
+                (to[0] - from[0]) / n,
+                acks >= 0 ? String.format(" (%.1f ACKs)", acks / n) : "",
+                (to[1] - from[1]) / n,
+                (to[2] - from[2]) / n,
+                (to[4] - from[4]) / n);
     }
 
     /**
