@@ -80,6 +80,12 @@ final class BenchCommand implements Callable<Integer> {
                     + " sleeps (0: sleep at once); default ${DEFAULT-VALUE}.")
     long busyPollUs;
 
+    @Option(
+            names = "--leak-detection",
+            description = "Keep Netty's buffer leak detection at its level (default: off for the measurement;"
+                    + " the tests run it at paranoid).")
+    boolean leakDetection;
+
     @Override
     public Integer call() throws Exception {
         if (!(durationSeconds > 0 && durationSeconds <= 600)) {
@@ -96,6 +102,10 @@ final class BenchCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--window must be >= 0");
         }
         PrintWriter out = spec.commandLine().getOut();
+        if (!leakDetection) {
+            // Netty's default sampling records a stack trace for one buffer in 128 (a few per WRITE).
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+        }
         long durationNs = (long) (durationSeconds * 1e9);
         long warmupNs = Math.max(durationNs / 2, 1_000_000);
 

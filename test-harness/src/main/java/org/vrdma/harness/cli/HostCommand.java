@@ -14,6 +14,7 @@ import org.vrdma.control.cli.Resources;
 import org.vrdma.harness.perf.OobLine;
 import org.vrdma.harness.perf.OobLine.OobException;
 import org.vrdma.harness.perf.RealTimeHost;
+import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RemotePerftest;
 import org.vrdma.harness.perf.RemotePerftest.Request;
 import org.vrdma.harness.perf.RemotePerftest.Result;
@@ -173,8 +174,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         PrintWriter err = spec.commandLine().getErr();
         Request request = validate();
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
-        // Real sockets: the RTT includes two event loops and the kernel, so the RTO floor is 1 ms.
-        TransportConfig transport = TransportConfig.defaults().withRto(1_000_000, 2_000_000);
+        // Real sockets: the RTT includes two event loops and the kernel (see RealTimeProfile).
+        TransportConfig transport = RealTimeProfile.transport();
         RealTimeHost host;
         try {
             host = new RealTimeHost(new RealTimeHost.Spec(

@@ -91,6 +91,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
                     .codec(new RocePacketCodec())
                     .allocator(PooledByteBufAllocator.DEFAULT)
                     .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
+                    .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                     .build();
             EniConfig eni = EniConfig.of(ENI_ID, mac, UnderlayAddress.ipv4ToString(ip), VNI);
             host.vswitch().addEni(eni, device);
