@@ -16,6 +16,7 @@ import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.harness.perf.TcpBaseline;
 import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.WrOpcode;
 import org.vrdma.vswitch.udp.NettyUnderlay;
@@ -69,7 +70,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--window",
             defaultValue = "0",
-            description = "TX window per QP in bytes, 0 for the real-time profile's (one BDP of 100 Gbit/s x 10 us);"
+            description = "TX window per QP in bytes, 0 for the real-time profile's (256 KiB: four ACK intervals);"
                     + " default ${DEFAULT-VALUE}.")
     long windowBytes;
 
@@ -116,16 +117,17 @@ final class BenchCommand implements Callable<Integer> {
         String labLine;
         String transport;
         String underlayLine;
+        double allocPerWrite;
+        double allocPerRoundTrip;
         double cpuPerWriteUs;
         double cpuPerRoundTripUs;
-        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(
-                RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES, busyPollUs * 1000)) {
+        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
                     + onOff(lab.hostA().groActive());
             out.println("vrdma bench: " + labLine);
             out.println("RC, MTU 4096, selective repeat, tx depth " + txDepth + ", window "
-                    + RealTimeProfile.transport().withWindowBytes(windowBytes).effectiveWindowBytes() + " B");
+                    + transportConfig().effectiveWindowBytes() + " B");
             out.flush();
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
@@ -134,14 +136,19 @@ final class BenchCommand implements Callable<Integer> {
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpu0 = loopCpuNs(lab);
+            long alloc0 = loopAllocatedBytes(lab);
             long[] u0 = underlayCounters(lab);
             rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
             long cpu1 = loopCpuNs(lab);
+            long alloc1 = loopAllocatedBytes(lab);
             long[] u1 = underlayCounters(lab);
             TransportCounters afterBw = lab.transportCounters();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
             long cpu2 = loopCpuNs(lab);
+            long alloc2 = loopAllocatedBytes(lab);
             long[] u2 = underlayCounters(lab);
+            allocPerWrite = (alloc1 - alloc0) / (double) Math.max(1, rdmaBw.iterations());
+            allocPerRoundTrip = (alloc2 - alloc1) / (double) Math.max(1, rdmaLat.iterations());
             underlayLine = perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; "
                     + perOp("per round trip", u1, u2, rdmaLat.iterations(), -1);
             cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
@@ -188,6 +195,9 @@ final class BenchCommand implements Callable<Integer> {
                 "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
                 cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
         out.println("vRDMA underlay (both hosts): " + underlayLine);
+        out.printf(
+                "vRDMA heap allocation (both hosts' event loops): %.1f B per WRITE, %.1f B per round trip%n",
+                allocPerWrite, allocPerRoundTrip);
         double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
         double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
         out.printf(
@@ -195,6 +205,19 @@ final class BenchCommand implements Callable<Integer> {
                 bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
         out.flush();
         return rdmaBw.intact() ? 0 : 1;
+    }
+
+    /** Heap bytes allocated by both hosts' event-loop threads, 0 where unsupported. */
+    private static long loopAllocatedBytes(RealTimeTwoHostLab lab) {
+        java.util.function.Supplier<Long> own =
+                () -> ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t
+                        ? Math.max(0, t.getCurrentThreadAllocatedBytes())
+                        : 0L;
+        return lab.onA(own) + lab.onB(own);
+    }
+
+    private TransportConfig transportConfig() {
+        return windowBytes > 0 ? RealTimeProfile.transport().withWindowBytes(windowBytes) : RealTimeProfile.transport();
     }
 
     /** CPU time of both hosts' event-loop threads (vSwitch + vNIC + sockets), 0 where unsupported. */
@@ -260,8 +283,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
-     * the rest of {@code ns}. Returns ns per iteration of the second. (Each latency run leaves its
-     * receives posted on the QPs, so the number of runs stays small.)
+     * the rest of {@code ns}. Returns ns per iteration of the second.
      */
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();

@@ -82,6 +82,8 @@ public final class LatencyTest {
         final SendWorkRequest send = new SendWorkRequest(1);
         final RecvWorkRequest recv = new RecvWorkRequest(1);
         CompletionPump pump;
+        /** Receives posted so far: each side receives exactly {@code iterations} messages, no more. */
+        long recvsPosted;
 
         Side(RdmaEndpoint endpoint, QueuePair qp, int sizeBytes, boolean isInitiator) {
             this.endpoint = endpoint;
@@ -97,7 +99,12 @@ public final class LatencyTest {
             }
         }
 
+        /** Posts a receive while this side still expects more messages, so a run leaves none behind. */
         void postRecv() {
+            if (recvsPosted == iterations) {
+                return;
+            }
+            recvsPosted++;
             recv.reset();
             recv.addSge(RdmaEndpoint.BUFFER_VA + sizeBytes, sizeBytes, endpoint.mr.lkey());
             qp.postRecv(recv);
