@@ -890,11 +890,22 @@ final class RcRequester {
                 sacked.clear(sndUna);
                 sackedCount--;
             }
+            // Resend what is known missing, not the whole window: the oldest packet, the holes below
+            // the highest SACKed PSN, and the newest packet as a tail probe. Packets in between were
+            // most likely delivered (a lost ACK, or a stall longer than the RTO); the responses to
+            // these resends report any other hole through the usual NAK/SACK path.
+            int limit = Psn.next(sndUna);
+            for (int q = limit; Psn.lt(q, sndMax); q = Psn.next(q)) {
+                if (sacked.get(q)) {
+                    limit = Psn.next(q);
+                }
+            }
             inRecovery = true;
             recoveryPoint = sndMax;
             srCursor = sndUna;
-            srLimit = sndMax;
-            srSinglePsn = -1;
+            srLimit = limit;
+            final int tail = Psn.prev(sndMax);
+            srSinglePsn = Psn.ge(tail, limit) && !sacked.get(tail) ? tail : -1;
         }
         restartRto(nowNs);
         progress(nowNs);
