@@ -565,6 +565,27 @@ final class RcRequester {
         srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : sndMax);
     }
 
+    /**
+     * The newest unacknowledged packet, to resend on a timeout when the range from {@code fromPsn}
+     * does not cover it: a READ or atomic is asked again from its first PSN (the request resumes
+     * where its responses stopped), a SEND or WRITE packet is resent as it is. -1 for none.
+     */
+    private int tailProbePsn(final int fromPsn) {
+        final int tail = Psn.prev(sndMax);
+        if (Psn.lt(tail, fromPsn) || sacked.get(tail)) {
+            return -1;
+        }
+        final long seq = findWqe(tail);
+        if (seq < 0) {
+            return -1;
+        }
+        final SendWqe w = sq.get(seq);
+        if (!w.opcode.isReadOrAtomic()) {
+            return tail;
+        }
+        return Psn.ge(w.firstPsn, fromPsn) ? w.firstPsn : -1;
+    }
+
     private long lostRetransmitThresholdNs() {
         return rto.hasSample() ? rto.srttNs() + 4 * rto.rttvarNs() : rto.rtoNs();
     }
@@ -904,8 +925,7 @@ final class RcRequester {
             recoveryPoint = sndMax;
             srCursor = sndUna;
             srLimit = limit;
-            final int tail = Psn.prev(sndMax);
-            srSinglePsn = Psn.ge(tail, limit) && !sacked.get(tail) ? tail : -1;
+            srSinglePsn = tailProbePsn(limit);
         }
         restartRto(nowNs);
         progress(nowNs);
