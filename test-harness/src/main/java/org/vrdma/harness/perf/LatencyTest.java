@@ -84,6 +84,8 @@ public final class LatencyTest {
         CompletionPump pump;
         /** Receives posted so far: each side receives exactly {@code iterations} messages, no more. */
         long recvsPosted;
+        /** The initiator's own SENDs completed (acknowledged). */
+        long sendsCompleted;
 
         Side(RdmaEndpoint endpoint, QueuePair qp, int sizeBytes, boolean isInitiator) {
             this.endpoint = endpoint;
@@ -96,6 +98,13 @@ public final class LatencyTest {
             pump = new CompletionPump(endpoint, this);
             for (int i = 0; i < RECV_DEPTH; i++) {
                 postRecv();
+            }
+        }
+
+        void finishIfDone() {
+            if (completed == iterations && sendsCompleted == iterations) {
+                done = true;
+                pump.close();
             }
         }
 
@@ -128,7 +137,13 @@ public final class LatencyTest {
                 return;
             }
             if (wc.opcode != WcOpcode.RECV) {
-                return; // our own SEND completed
+                // Our own SEND completed. The run ends when the initiator's last SEND has completed
+                // too (its ACK may arrive after the last reply), so the next run finds an empty SQ.
+                if (isInitiator) {
+                    sendsCompleted++;
+                    finishIfDone();
+                }
+                return;
             }
             postRecv();
             if (!isInitiator) {
@@ -137,8 +152,7 @@ public final class LatencyTest {
             }
             histogram.recordValue(Math.max(0, (nowNs - sentAtNs) / 2));
             if (++completed == iterations) {
-                done = true;
-                pump.close();
+                finishIfDone();
                 return;
             }
             sentAtNs = nowNs;
