@@ -565,27 +565,6 @@ final class RcRequester {
         srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : sndMax);
     }
 
-    /**
-     * The newest unacknowledged packet, to resend on a timeout when the range from {@code fromPsn}
-     * does not cover it: a READ or atomic is asked again from its first PSN (the request resumes
-     * where its responses stopped), a SEND or WRITE packet is resent as it is. -1 for none.
-     */
-    private int tailProbePsn(final int fromPsn) {
-        final int tail = Psn.prev(sndMax);
-        if (Psn.lt(tail, fromPsn) || sacked.get(tail)) {
-            return -1;
-        }
-        final long seq = findWqe(tail);
-        if (seq < 0) {
-            return -1;
-        }
-        final SendWqe w = sq.get(seq);
-        if (!w.opcode.isReadOrAtomic()) {
-            return tail;
-        }
-        return Psn.ge(w.firstPsn, fromPsn) ? w.firstPsn : -1;
-    }
-
     private long lostRetransmitThresholdNs() {
         return rto.hasSample() ? rto.srttNs() + 4 * rto.rttvarNs() : rto.rtoNs();
     }
@@ -911,21 +890,11 @@ final class RcRequester {
                 sacked.clear(sndUna);
                 sackedCount--;
             }
-            // Resend what is known missing, not the whole window: the oldest packet, the holes below
-            // the highest SACKed PSN, and the newest packet as a tail probe. Packets in between were
-            // most likely delivered (a lost ACK, or a stall longer than the RTO); the responses to
-            // these resends report any other hole through the usual NAK/SACK path.
-            int limit = Psn.next(sndUna);
-            for (int q = limit; Psn.lt(q, sndMax); q = Psn.next(q)) {
-                if (sacked.get(q)) {
-                    limit = Psn.next(q);
-                }
-            }
             inRecovery = true;
             recoveryPoint = sndMax;
             srCursor = sndUna;
-            srLimit = limit;
-            srSinglePsn = tailProbePsn(limit);
+            srLimit = sndMax;
+            srSinglePsn = -1;
         }
         restartRto(nowNs);
         progress(nowNs);
