@@ -1,6 +1,7 @@
 package org.vrdma.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.internal.PlatformDependent;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 
@@ -24,7 +25,17 @@ public final class Icrc {
     private static final int BTH_BYTES = RoceCodec.BTH_BYTES;
     private static final int CHUNK_BYTES = 256;
 
+    /** Views of pooled memory chunks this instance has seen, by base address (see {@link #update}). */
+    private static final int CHUNK_VIEWS = 16;
+    /** Without {@code sun.misc.Unsafe}, Netty's {@code memoryAddress()} itself allocates. */
+    private static final boolean HAS_UNSAFE = PlatformDependent.hasUnsafe();
+
     private final CRC32 crc = new CRC32();
+    private final ByteBuffer[] chunkViews = new ByteBuffer[CHUNK_VIEWS];
+    private final long[] chunkBase = new long[CHUNK_VIEWS];
+    private final long[] chunkEnd = new long[CHUNK_VIEWS];
+    private int chunkViewsUsed;
+    private int nextVictim;
     // Masked copy of IPv4 + UDP + BTH; also the bounce buffer for buffers without a single NIO view.
     private final byte[] scratch =
             new byte[Math.max(MAX_IPV4_HEADER_BYTES + Ipv4UdpCodec.UDP_HEADER_BYTES + BTH_BYTES, CHUNK_BYTES)];
@@ -65,12 +76,58 @@ public final class Icrc {
         return (int) crc.getValue();
     }
 
+    /**
+     * Runs the CRC intrinsic on direct memory without a {@code ByteBuffer} per packet: Netty's
+     * per-buffer NIO views are duplicates (or slices) created anew for every pooled buffer, a few
+     * dozen bytes of garbage per packet. Pooled buffers are windows of a few large chunks, so this
+     * keeps one view per chunk, found by address, and only moves its position and limit. The view
+     * is only ever read inside the range of the buffer being checksummed, which is live memory.
+     */
+    private boolean updateThroughChunkView(ByteBuf buf, int index, int lengthBytes) {
+        long start = buf.memoryAddress() + index;
+        long end = start + lengthBytes;
+        for (int i = 0; i < chunkViewsUsed; i++) {
+            if (start >= chunkBase[i] && end <= chunkEnd[i]) {
+                ByteBuffer v = chunkViews[i];
+                int from = (int) (start - chunkBase[i]);
+                v.limit(from + lengthBytes).position(from);
+                crc.update(v);
+                return true;
+            }
+        }
+        // First packet from this chunk: the root buffer's NIO view spans its whole chunk (pooled)
+        // or the buffer itself (unpooled); keep a duplicate of it, once per chunk.
+        ByteBuf root = buf;
+        while (root.unwrap() != null) {
+            root = root.unwrap();
+        }
+        if (!root.isDirect() || root.nioBufferCount() != 1 || root.capacity() == 0) {
+            return false;
+        }
+        ByteBuffer view = root.internalNioBuffer(0, root.capacity()).duplicate();
+        long base = PlatformDependent.directBufferAddress(view);
+        long viewEnd = base + view.capacity();
+        if (start < base || end > viewEnd) {
+            return false;
+        }
+        int slot = chunkViewsUsed < CHUNK_VIEWS ? chunkViewsUsed++ : (nextVictim++ & (CHUNK_VIEWS - 1));
+        chunkViews[slot] = view;
+        chunkBase[slot] = base;
+        chunkEnd[slot] = viewEnd;
+        int from = (int) (start - base);
+        view.limit(from + lengthBytes).position(from);
+        crc.update(view);
+        return true;
+    }
+
     private void update(ByteBuf buf, int index, int lengthBytes) {
         if (lengthBytes <= 0) {
             return;
         }
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, lengthBytes);
+        } else if (HAS_UNSAFE && buf.hasMemoryAddress() && updateThroughChunkView(buf, index, lengthBytes)) {
+            return;
         } else if (buf.isDirect() && buf.nioBufferCount() == 1) {
             // A view Netty caches per buffer: the intrinsic runs on the direct memory, no copy.
             ByteBuffer view = buf.internalNioBuffer(index, lengthBytes);

@@ -16,8 +16,11 @@ import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.harness.perf.TcpBaseline;
 import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.WrOpcode;
+import org.vrdma.vswitch.udp.NettyUnderlay;
+import org.vrdma.vswitch.udp.VSwitchHost;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -67,7 +70,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--window",
             defaultValue = "0",
-            description = "TX window per QP in bytes, 0 for the real-time profile's (one BDP of 100 Gbit/s x 10 us);"
+            description = "TX window per QP in bytes, 0 for the real-time profile's (256 KiB: four ACK intervals);"
                     + " default ${DEFAULT-VALUE}.")
     long windowBytes;
 
@@ -78,6 +81,19 @@ final class BenchCommand implements Callable<Integer> {
             description = "Also run Debian's unmodified ib_write_bw and ib_send_lat (2 B) over the emulator through"
                     + " the native libibverbs.so.1, next to the same-run figures; default on.")
     boolean perftest;
+
+    @Option(
+            names = "--busy-poll-us",
+            defaultValue = "0",
+            description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
+                    + " sleeps (0: sleep at once); default ${DEFAULT-VALUE}.")
+    long busyPollUs;
+
+    @Option(
+            names = "--leak-detection",
+            description = "Keep Netty's buffer leak detection at its level (default: off for the measurement;"
+                    + " the tests run it at paranoid).")
+    boolean leakDetection;
 
     @Override
     public Integer call() throws Exception {
@@ -95,6 +111,10 @@ final class BenchCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--window must be >= 0");
         }
         PrintWriter out = spec.commandLine().getOut();
+        if (!leakDetection) {
+            // Netty's default sampling records a stack trace for one buffer in 128 (a few per WRITE).
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+        }
         long durationNs = (long) (durationSeconds * 1e9);
         long warmupNs = Math.max(durationNs / 2, 1_000_000);
 
@@ -104,16 +124,18 @@ final class BenchCommand implements Callable<Integer> {
         TransportCounters counters;
         String labLine;
         String transport;
+        String underlayLine;
+        double allocPerWrite;
+        double allocPerRoundTrip;
         double cpuPerWriteUs;
         double cpuPerRoundTripUs;
-        try (RealTimeTwoHostLab lab =
-                new RealTimeTwoHostLab(RealTimeProfile.transport().withWindowBytes(windowBytes), BUFFER_BYTES)) {
+        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
                     + onOff(lab.hostA().groActive());
             out.println("vrdma bench: " + labLine);
             out.println("RC, MTU 4096, selective repeat, tx depth " + txDepth + ", window "
-                    + RealTimeProfile.transport().withWindowBytes(windowBytes).effectiveWindowBytes() + " B");
+                    + transportConfig().effectiveWindowBytes() + " B");
             out.flush();
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
@@ -122,10 +144,21 @@ final class BenchCommand implements Callable<Integer> {
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpu0 = loopCpuNs(lab);
+            long alloc0 = loopAllocatedBytes(lab);
+            long[] u0 = underlayCounters(lab);
             rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
             long cpu1 = loopCpuNs(lab);
+            long alloc1 = loopAllocatedBytes(lab);
+            long[] u1 = underlayCounters(lab);
+            TransportCounters afterBw = lab.transportCounters();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
             long cpu2 = loopCpuNs(lab);
+            long alloc2 = loopAllocatedBytes(lab);
+            long[] u2 = underlayCounters(lab);
+            allocPerWrite = (alloc1 - alloc0) / (double) Math.max(1, rdmaBw.iterations());
+            allocPerRoundTrip = (alloc2 - alloc1) / (double) Math.max(1, rdmaLat.iterations());
+            underlayLine = perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; "
+                    + perOp("per round trip", u1, u2, rdmaLat.iterations(), -1);
             cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
             cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
             counters = minus(lab.transportCounters(), before);
@@ -169,6 +202,10 @@ final class BenchCommand implements Callable<Integer> {
         out.printf(
                 "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
                 cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
+        out.println("vRDMA underlay (both hosts): " + underlayLine);
+        out.printf(
+                "vRDMA heap allocation (both hosts' event loops): %.1f B per WRITE, %.1f B per round trip%n",
+                allocPerWrite, allocPerRoundTrip);
         double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
         double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
         out.printf(
@@ -181,11 +218,51 @@ final class BenchCommand implements Callable<Integer> {
         return rdmaBw.intact() ? 0 : 1;
     }
 
+    /** Heap bytes allocated by both hosts' event-loop threads, 0 where unsupported. */
+    private static long loopAllocatedBytes(RealTimeTwoHostLab lab) {
+        java.util.function.Supplier<Long> own =
+                () -> ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t
+                        ? Math.max(0, t.getCurrentThreadAllocatedBytes())
+                        : 0L;
+        return lab.onA(own) + lab.onB(own);
+    }
+
+    private TransportConfig transportConfig() {
+        return windowBytes > 0 ? RealTimeProfile.transport().withWindowBytes(windowBytes) : RealTimeProfile.transport();
+    }
+
     /** CPU time of both hosts' event-loop threads (vSwitch + vNIC + sockets), 0 where unsupported. */
     private static long loopCpuNs(RealTimeTwoHostLab lab) {
         java.util.function.Supplier<Long> own =
                 () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
         return lab.onA(own) + lab.onB(own);
+    }
+
+    /** Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read wake-ups. */
+    private static long[] underlayCounters(RealTimeTwoHostLab lab) {
+        long[] sum = new long[5];
+        for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
+            long[] c = h.call(vs -> {
+                NettyUnderlay u = h.underlay();
+                return new long[] {u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts()};
+            });
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] += c[i];
+            }
+        }
+        return sum;
+    }
+
+    private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
+        double n = Math.max(1, ops);
+        return String.format(
+                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read wake-ups",
+                label,
+                (to[0] - from[0]) / n,
+                acks >= 0 ? String.format(" (%.1f ACKs)", acks / n) : "",
+                (to[1] - from[1]) / n,
+                (to[2] - from[2]) / n,
+                (to[4] - from[4]) / n);
     }
 
     /**
@@ -217,8 +294,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
-     * the rest of {@code ns}. Returns ns per iteration of the second. (Each latency run leaves its
-     * receives posted on the QPs, so the number of runs stays small.)
+     * the rest of {@code ns}. Returns ns per iteration of the second.
      */
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();

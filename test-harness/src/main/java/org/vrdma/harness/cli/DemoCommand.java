@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import org.vrdma.harness.perf.PerftestSuite;
 import org.vrdma.harness.perf.PerftestSuite.BandwidthRow;
 import org.vrdma.harness.perf.PerftestSuite.LatencyRow;
+import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.harness.perf.TwoHostLab;
 import org.vrdma.harness.perf.VirtualTwoHostLab;
@@ -77,11 +78,8 @@ final class DemoCommand implements Callable<Integer> {
         if (!(loss >= 0 && loss < 1)) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--loss must be in [0, 1)");
         }
-        // Over real sockets the RTT includes two event loops and the kernel: a 100 us RTO floor
-        // (right for a 10 us fabric) fires spuriously, so real time starts at 1 ms.
-        TransportConfig config = virtual
-                ? TransportConfig.defaults()
-                : TransportConfig.defaults().withRto(1_000_000, 2_000_000);
+        // Over real sockets the RTT includes two event loops and the kernel: see RealTimeProfile.
+        TransportConfig config = virtual ? TransportConfig.defaults() : RealTimeProfile.transport();
         try (TwoHostLab lab = virtual
                 ? new VirtualTwoHostLab(
                         seed,

@@ -15,6 +15,7 @@ import org.vrdma.control.cli.Resources;
 import org.vrdma.harness.perf.OobLine;
 import org.vrdma.harness.perf.OobLine.OobException;
 import org.vrdma.harness.perf.RealTimeHost;
+import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RemotePerftest;
 import org.vrdma.harness.perf.RemotePerftest.Request;
 import org.vrdma.harness.perf.RemotePerftest.Result;
@@ -248,13 +249,13 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         PrintWriter err = spec.commandLine().getErr();
         Request request = verbsSocket != null ? validateVerbsHost() : validate();
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
-        // Real sockets: the RTT includes two event loops and the kernel, so the RTO floor is 1 ms.
-        TransportConfig transport = TransportConfig.defaults().withRto(1_000_000, 2_000_000);
+        // Real sockets: the RTT includes two event loops and the kernel (see RealTimeProfile).
+        TransportConfig transport = RealTimeProfile.transport();
         if (verbsSocket != null) {
             // Applications set retry_cnt 7 and timeout 14 expecting ~0.5 s before RETRY_EXC_ERR, as on
             // hardware with a fixed timeout; the adaptive RTO starts at 50 ms and never goes below 4 ms,
             // so a peer still moving its QP to RTR, or a host descheduled under load, is waited for.
-            transport = TransportConfig.defaults().withRto(4_000_000, 50_000_000);
+            transport = transport.withRto(4_000_000, 50_000_000);
         }
         RealTimeHost host;
         try {

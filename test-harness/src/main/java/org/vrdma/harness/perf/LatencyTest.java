@@ -82,6 +82,10 @@ public final class LatencyTest {
         final SendWorkRequest send = new SendWorkRequest(1);
         final RecvWorkRequest recv = new RecvWorkRequest(1);
         CompletionPump pump;
+        /** Receives posted so far: each side receives exactly {@code iterations} messages, no more. */
+        long recvsPosted;
+        /** The initiator's own SENDs completed (acknowledged). */
+        long sendsCompleted;
 
         Side(RdmaEndpoint endpoint, QueuePair qp, int sizeBytes, boolean isInitiator) {
             this.endpoint = endpoint;
@@ -97,7 +101,19 @@ public final class LatencyTest {
             }
         }
 
+        void finishIfDone() {
+            if (completed == iterations && sendsCompleted == iterations) {
+                done = true;
+                pump.close();
+            }
+        }
+
+        /** Posts a receive while this side still expects more messages, so a run leaves none behind. */
         void postRecv() {
+            if (recvsPosted == iterations) {
+                return;
+            }
+            recvsPosted++;
             recv.reset();
             recv.addSge(RdmaEndpoint.BUFFER_VA + sizeBytes, sizeBytes, endpoint.mr.lkey());
             qp.postRecv(recv);
@@ -121,7 +137,13 @@ public final class LatencyTest {
                 return;
             }
             if (wc.opcode != WcOpcode.RECV) {
-                return; // our own SEND completed
+                // Our own SEND completed. The run ends when the initiator's last SEND has completed
+                // too (its ACK may arrive after the last reply), so the next run finds an empty SQ.
+                if (isInitiator) {
+                    sendsCompleted++;
+                    finishIfDone();
+                }
+                return;
             }
             postRecv();
             if (!isInitiator) {
@@ -130,8 +152,7 @@ public final class LatencyTest {
             }
             histogram.recordValue(Math.max(0, (nowNs - sentAtNs) / 2));
             if (++completed == iterations) {
-                done = true;
-                pump.close();
+                finishIfDone();
                 return;
             }
             sentAtNs = nowNs;

@@ -102,6 +102,8 @@ public final class RealTimeHost implements AutoCloseable {
                         .codec(new RocePacketCodec())
                         .allocator(PooledByteBufAllocator.DEFAULT)
                         .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
+                        .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
+                        .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                         .build();
                 host.vswitch().addEni(EniConfig.of(ENI_ID, eniMac, spec.eniIpv4(), spec.vni()), device);
                 host.vswitch().addRemoteRoute(spec.vni(), peerIpv4, peerUnderlay);

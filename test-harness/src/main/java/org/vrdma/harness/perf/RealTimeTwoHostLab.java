@@ -42,8 +42,16 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
     private final RdmaEndpoint b;
 
     public RealTimeTwoHostLab(TransportConfig config, int bufferBytes) throws InterruptedException {
+        this(config, bufferBytes, 0);
+    }
+
+    /**
+     * @param spinNs how long each host's event loop polls after its last event before it sleeps (0:
+     *     it sleeps at once, Netty's default); see {@link NettyRuntime#newEventLoopGroup(int, String, long)}
+     */
+    public RealTimeTwoHostLab(TransportConfig config, int bufferBytes, long spinNs) throws InterruptedException {
         runtime = NettyRuntime.best();
-        group = runtime.newEventLoopGroup(2, "vrdma-host");
+        group = runtime.newEventLoopGroup(2, "vrdma-host", spinNs);
         VSwitchHost ha = null;
         VSwitchHost hb = null;
         try {
@@ -83,6 +91,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
                     .codec(new RocePacketCodec())
                     .allocator(PooledByteBufAllocator.DEFAULT)
                     .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
+                    .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                     .build();
             EniConfig eni = EniConfig.of(ENI_ID, mac, UnderlayAddress.ipv4ToString(ip), VNI);
             host.vswitch().addEni(eni, device);

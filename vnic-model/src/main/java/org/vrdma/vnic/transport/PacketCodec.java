@@ -18,6 +18,15 @@ public interface PacketCodec {
     ByteBuf encode(TransportPacket packet, ByteBufAllocator allocator);
 
     /**
+     * Like {@link #encode(TransportPacket, ByteBufAllocator)}, with {@code headroomBytes} free before
+     * the frame's reader index, where a switch can prepend its encapsulation without a copy.
+     * Codecs that cannot leave headroom encode without it.
+     */
+    default ByteBuf encode(TransportPacket packet, ByteBufAllocator allocator, int headroomBytes) {
+        return encode(packet, allocator);
+    }
+
+    /**
      * Decodes {@code frame} into {@code into}, whose {@code payload} then refers to the frame itself
      * (not retained, no slice allocated). The frame is neither consumed nor released.
      *

@@ -21,6 +21,11 @@ public final class RocePacketCodec implements PacketCodec {
 
     @Override
     public ByteBuf encode(final TransportPacket p, final ByteBufAllocator allocator) {
+        return encode(p, allocator, 0);
+    }
+
+    @Override
+    public ByteBuf encode(final TransportPacket p, final ByteBufAllocator allocator, final int headroomBytes) {
         final RoceHeaders h = tx;
         h.clear();
         h.srcMac = p.srcMac;
@@ -57,7 +62,9 @@ public final class RocePacketCodec implements PacketCodec {
             // The engines always hand over a whole staging buffer; a slice is only for other callers.
             payload = whole ? p.payload : p.payload.slice(p.payloadIndex, p.payloadLength);
         }
-        final ByteBuf out = allocator.directBuffer(RoceCodec.frameLength(h, hasPayload ? p.payloadLength : 0));
+        final ByteBuf out =
+                allocator.directBuffer(headroomBytes + RoceCodec.frameLength(h, hasPayload ? p.payloadLength : 0));
+        out.setIndex(headroomBytes, headroomBytes);
         try {
             codec.encode(h, payload, out);
         } catch (final RuntimeException e) {

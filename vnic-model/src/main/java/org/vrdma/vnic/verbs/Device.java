@@ -65,6 +65,7 @@ public final class Device implements FrameSink {
     private final TransportPacket rxPacket = new TransportPacket();
     private final TransportPacket txPacket = new TransportPacket();
     private final ByteBuf scratch;
+    private final int headroomBytes;
     private AsyncEventHandler asyncHandler;
     private int contexts;
     private boolean closed;
@@ -79,6 +80,7 @@ public final class Device implements FrameSink {
         this.codec = Objects.requireNonNull(b.codec, "codec");
         this.allocator = Objects.requireNonNull(b.allocator, "allocator");
         this.sink = Objects.requireNonNull(b.sink, "sink");
+        this.headroomBytes = b.headroomBytes;
         this.mrTable = new MemoryRegion[attributes.maxMr()];
         this.mrGeneration = new byte[attributes.maxMr()];
         this.qpTable = new QueuePair[attributes.maxQp()];
@@ -293,7 +295,7 @@ public final class Device implements FrameSink {
 
     /** Encodes and sends {@code p}; returns the frame's wire length. */
     int transmit(final TransportPacket p, final TransportCounters counters) {
-        final ByteBuf frame = codec.encode(p, allocator);
+        final ByteBuf frame = codec.encode(p, allocator, headroomBytes);
         final int bytes = frame.readableBytes();
         counters.txPackets++;
         counters.txBytes += bytes;
@@ -322,6 +324,7 @@ public final class Device implements FrameSink {
         private PacketCodec codec;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
         private FrameSink sink;
+        private int headroomBytes;
 
         public Builder name(final String v) {
             name = v;
@@ -366,6 +369,18 @@ public final class Device implements FrameSink {
 
         public Builder sink(final FrameSink v) {
             sink = v;
+            return this;
+        }
+
+        /**
+         * Free bytes to leave before every transmitted frame, so the sink (a vSwitch: its {@code
+         * encapsulationHeadroomBytes()}) can prepend its overlay headers in place; default 0.
+         */
+        public Builder headroomBytes(final int v) {
+            if (v < 0) {
+                throw new IllegalArgumentException("headroomBytes must be >= 0");
+            }
+            headroomBytes = v;
             return this;
         }
 

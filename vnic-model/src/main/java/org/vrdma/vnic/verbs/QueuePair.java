@@ -272,8 +272,14 @@ public final class QueuePair implements TimerHandler {
 
     @Override
     public void onTimer(final long nowNs, final long timerId) {
-        if (live && requester != null) {
-            requester.onTimer(nowNs, timerId);
+        if (!live) {
+            return;
+        }
+        if (requester != null && requester.onTimer(nowNs, timerId)) {
+            return;
+        }
+        if (responder != null) {
+            responder.onTimer(timerId);
         }
     }
 

@@ -1,6 +1,7 @@
 package org.vrdma.vnic.verbs;
 
 import io.netty.buffer.ByteBuf;
+import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.transport.Aeth;
 import org.vrdma.vnic.transport.Opcodes;
 import org.vrdma.vnic.transport.Psn;
@@ -55,6 +56,8 @@ final class RcResponder {
     private boolean nakSent;
     private boolean rnrNakPending;
     private int unacked;
+    /** The deferred ACK's timer: an ACK a packet asked for leaves after the packets received with it. */
+    private long ackTimerId = TimerService.NO_TIMER;
 
     /** A WRITE message being placed: where its packets go. */
     private static final class WriteContext {
@@ -90,6 +93,7 @@ final class RcResponder {
         nakSent = false;
         rnrNakPending = false;
         unacked = 0;
+        ackTimerId = TimerService.NO_TIMER;
         received.clearAll();
         endsMessage.clearAll();
         for (final WriteContext c : writes) {
@@ -324,14 +328,33 @@ final class RcResponder {
         drainPlaced();
     }
 
-    /** The expected PSN moved past {@code p}; ACK if asked, every few packets, or after filling a gap. */
+    /**
+     * The expected PSN moved past {@code p}; ACK every few packets or after filling a gap, and when
+     * asked: then at the end of this turn of the device's thread (a timer due now), so the packets
+     * that arrived together (several messages' last packets in one receive burst) share one ACK.
+     */
     private void advance(final TransportPacket p) {
         ePsn = Psn.next(ePsn);
         unacked++;
         final boolean jumped = drainPlaced();
-        if (p.ackReq || unacked >= ackCoalesce || jumped) {
+        if (unacked >= ackCoalesce || jumped) {
+            sendAck();
+        } else if (p.ackReq && ackTimerId == TimerService.NO_TIMER) {
+            final TimerService timers = device.timers();
+            ackTimerId = timers.scheduleAt(timers.nowNs(), qp);
+        }
+    }
+
+    /** Handles the deferred ACK's timer; false if {@code timerId} is not it. */
+    boolean onTimer(final long timerId) {
+        if (timerId != ackTimerId) {
+            return false;
+        }
+        ackTimerId = TimerService.NO_TIMER;
+        if (unacked > 0) {
             sendAck();
         }
+        return true;
     }
 
     /** Selective repeat: moves the expected PSN over packets already placed out of order. */

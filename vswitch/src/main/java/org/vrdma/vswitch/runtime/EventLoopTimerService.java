@@ -18,7 +18,9 @@ import org.vrdma.runtime.TimerService;
 public final class EventLoopTimerService implements TimerService {
     private final EventLoop eventLoop;
     private final TimerQueue timers = new TimerQueue(256);
-    private final Runnable expireTask = this::expireDue;
+    private final Runnable expireTask = this::onScheduledExpiry;
+    private final Runnable immediateTask = this::onImmediateExpiry;
+    private boolean immediatePending;
     private long armedDeadlineNs = Long.MAX_VALUE;
     private ScheduledFuture<?> armed;
     private long timersFired;
@@ -62,17 +64,35 @@ public final class EventLoopTimerService implements TimerService {
     }
 
     private void arm(long deadlineNs) {
+        long delayNs = deadlineNs - System.nanoTime();
+        if (delayNs <= 0) {
+            // Due now (a deferred call, a completion drain): a plain task on the loop's queue, which
+            // allocates nothing, instead of a scheduled task; the armed future stays for later timers.
+            if (!immediatePending) {
+                immediatePending = true;
+                eventLoop.execute(immediateTask);
+            }
+            return;
+        }
         if (armed != null) {
             armed.cancel(false);
         }
         armedDeadlineNs = deadlineNs;
-        long delayNs = Math.max(0, deadlineNs - System.nanoTime());
         armed = eventLoop.schedule(expireTask, delayNs, TimeUnit.NANOSECONDS);
     }
 
-    private void expireDue() {
+    private void onScheduledExpiry() {
         armed = null;
         armedDeadlineNs = Long.MAX_VALUE;
+        expireDue();
+    }
+
+    private void onImmediateExpiry() {
+        immediatePending = false;
+        expireDue();
+    }
+
+    private void expireDue() {
         // Bounded: timers that handlers schedule for "now" run on the next turn, not in this loop.
         int budget = timers.size();
         long nowNs = System.nanoTime();

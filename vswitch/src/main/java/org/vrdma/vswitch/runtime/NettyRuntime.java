@@ -35,6 +35,20 @@ public enum NettyRuntime {
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioHandlerFactory());
     }
 
+    /**
+     * Like {@link #newEventLoopGroup(int, String)}, but each epoll loop polls its sockets for
+     * {@code spinNs} after its last event before it sleeps (see {@link SpinThenBlockStrategy}): lower
+     * latency and fewer wake-ups for one core per loop while traffic flows. NIO, or {@code spinNs
+     * <= 0}, gives the ordinary loop.
+     */
+    public EventLoopGroup newEventLoopGroup(int threads, String name, long spinNs) {
+        if (this != EPOLL || spinNs <= 0) {
+            return newEventLoopGroup(threads, name);
+        }
+        IoHandlerFactory spinning = EpollIoHandler.newFactory(0, () -> new SpinThenBlockStrategy(spinNs));
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), spinning);
+    }
+
     public Class<? extends DatagramChannel> datagramChannelClass() {
         return this == EPOLL ? EpollDatagramChannel.class : NioDatagramChannel.class;
     }

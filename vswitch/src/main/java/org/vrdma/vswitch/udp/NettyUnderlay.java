@@ -63,6 +63,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private long sendsDroppedNotWritable;
     private long datagramsReceived;
     private long groCoalescedDatagrams;
+    private long flushes;
+    private long readBursts;
 
     NettyUnderlay(boolean gso, boolean gro) {
         this.gso = gso;
@@ -164,6 +166,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     }
 
     private void flushNow() {
+        flushes++;
         flushScheduled = false;
         flushDeferred = false;
         if (batch != null) {
@@ -230,6 +233,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        readBursts++;
         // What the switch sent while reading is flushed by the scheduled flush task, after the
         // tasks this read queued (completion handlers) have had their turn to send as well.
         if (!flushScheduled && batch != null) {
@@ -266,6 +270,16 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     public long datagramsReceived() {
         return datagramsReceived;
+    }
+
+    /** Flushes of the channel: each is one {@code sendmmsg} (or a few, for long bursts). */
+    public long flushes() {
+        return flushes;
+    }
+
+    /** Wake-ups that read at least one datagram (each ends with {@code channelReadComplete}). */
+    public long readBursts() {
+        return readBursts;
     }
 
     /** Received datagrams that arrived coalesced with others in one GRO read. */
