@@ -88,7 +88,7 @@ public final class IbvCq implements AutoCloseable {
             throw new IbvIoException("completion queue overrun");
         }
         long h = head.get();
-        long t = tail.getAcquire();
+        long t = tail.get();
         int n = 0;
         int limit = Math.min(max, wcs.length);
         while (n < limit && h < t) {
@@ -103,7 +103,7 @@ public final class IbvCq implements AutoCloseable {
 
     /** Completions waiting to be polled. */
     public int size() {
-        return (int) (tail.getAcquire() - head.get());
+        return (int) (tail.get() - head.get());
     }
 
     /**
@@ -270,7 +270,9 @@ public final class IbvCq implements AutoCloseable {
 
     private void publish(IbvWc e) {
         producerTail++;
-        tail.setRelease(producerTail);
+        // A volatile store, not a release store: the read of armed below must not move before it,
+        // or a poller that armed after an empty poll could miss both this entry and its event.
+        tail.set(producerTail);
         int a = armed.get();
         if (a != 0 && (a == 2 || e.solicited || e.status != WcStatus.SUCCESS) && armed.compareAndSet(a, 0)) {
             channel.onEvent(this);
