@@ -106,16 +106,6 @@ public final class RealTimeLabRun implements LabRun {
     }
 
     @Override
-    public HostHandle host(String name) {
-        for (HostHandle h : hosts) {
-            if (h.name().equals(name)) {
-                return h;
-            }
-        }
-        throw new LabException("", "no host " + name);
-    }
-
-    @Override
     public EniHandle eni(String ref) {
         LabNetwork.LabEni spec = network.eni(ref, "eni");
         return host(spec.host()).eni(spec.name());

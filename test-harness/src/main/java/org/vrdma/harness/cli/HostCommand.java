@@ -380,18 +380,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         if (server || client) {
             throw usage("--verbs-socket runs no test: leave out --server and --client");
         }
-        require("--underlay", underlay);
-        require("--eni-ip", eniIp);
-        require("--peer-eni-ip", peerEniIp);
-        require("--peer-underlay", peerUnderlay);
-        try {
-            UnderlayAddress.parse(underlay);
-            UnderlayAddress.parse(peerUnderlay);
-            UnderlayAddress.parseIpv4(eniIp);
-            UnderlayAddress.parseIpv4(peerEniIp);
-        } catch (RuntimeException e) {
-            throw usage("bad address: " + e.getMessage());
-        }
+        requireAddresses();
         if (!(loss >= 0 && loss < 1)) {
             throw usage("--loss must be in [0, 1)");
         }
@@ -427,10 +416,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         }
     }
 
-    private Request validate() {
-        if (server == client) {
-            throw usage("say --server or --client (or use a subcommand: create, list, get, delete)");
-        }
+    /** The four addresses every host needs: present and well formed. */
+    private void requireAddresses() {
         require("--underlay", underlay);
         require("--eni-ip", eniIp);
         require("--peer-eni-ip", peerEniIp);
@@ -443,6 +430,13 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         } catch (RuntimeException e) {
             throw usage("bad address: " + e.getMessage());
         }
+    }
+
+    private Request validate() {
+        if (server == client) {
+            throw usage("say --server or --client (or use a subcommand: create, list, get, delete)");
+        }
+        requireAddresses();
         if (eniMac != null) {
             parseMac(eniMac);
         }

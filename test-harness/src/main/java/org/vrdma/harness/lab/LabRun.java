@@ -28,7 +28,14 @@ public interface LabRun extends AutoCloseable {
     List<HostHandle> hosts();
 
     /** Host by name ({@code h0}, ...); LabException when there is none. */
-    HostHandle host(String name);
+    default HostHandle host(String name) {
+        for (HostHandle h : hosts()) {
+            if (h.name().equals(name)) {
+                return h;
+            }
+        }
+        throw new LabException("", "no host " + name);
+    }
 
     /** ENI by reference ({@code h0} for its first ENI, or {@code h0/eni1}); LabException when there is none. */
     EniHandle eni(String ref);

@@ -455,16 +455,6 @@ final class VirtualLab implements LabRun {
     }
 
     @Override
-    public HostHandle host(String name) {
-        for (HostHandle h : hostHandles) {
-            if (h.name().equals(name)) {
-                return h;
-            }
-        }
-        throw new LabException("", "no host " + name);
-    }
-
-    @Override
     public EniHandle eni(String ref) {
         return eniOf(ref, "");
     }
