@@ -192,6 +192,11 @@ public final class VerbsHost implements AutoCloseable {
                     .append(" received ")
                     .append(u.datagramsReceived());
             sb.append(" not writable ").append(u.sendsDroppedNotWritable());
+            sb.append(" pending ").append(u.pendingWriteBytes()).append('B');
+            sb.append(" send errors ").append(u.sendErrors());
+            if (u.sendErrors() > 0) {
+                sb.append(" (").append(u.lastSendError()).append(')');
+            }
             return sb.toString();
         });
     }
