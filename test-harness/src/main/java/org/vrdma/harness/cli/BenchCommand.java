@@ -75,12 +75,10 @@ final class BenchCommand implements Callable<Integer> {
     long windowBytes;
 
     @Option(
-            names = "--perftest",
-            negatable = true,
-            defaultValue = "true",
-            description = "Also run Debian's unmodified ib_write_bw and ib_send_lat (2 B) over the emulator through"
-                    + " the native libibverbs.so.1, next to the same-run figures; default on.")
-    boolean perftest;
+            names = "--no-perftest",
+            description = "Leave out Debian's unmodified ib_write_bw and ib_send_lat (2 B) over the emulator through"
+                    + " the native libibverbs.so.1, which otherwise run next to the same-run figures.")
+    boolean noPerftest;
 
     @Option(
             names = "--busy-poll-us",
@@ -212,7 +210,7 @@ final class BenchCommand implements Callable<Integer> {
                 "targets: bandwidth >= 2.00x TCP: %.2fx %s; latency p50 <= 1.00x TCP: %.2fx %s%n",
                 bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
         out.flush();
-        if (perftest) {
+        if (!noPerftest) {
             NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps());
         }
         return rdmaBw.intact() ? 0 : 1;
