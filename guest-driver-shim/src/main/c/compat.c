@@ -172,9 +172,16 @@ EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 	return IBV_RATE_MAX;
 }
 
-/* The vNIC reaches memory through the process (not pinned pages), so fork needs no care. */
+/*
+ * Registered pages re-backed for zero-copy are shared mappings: after fork the child would share
+ * them with the parent instead of getting a copy. As in rdma-core, ibv_fork_init (or
+ * RDMAV_FORK_SAFE) keeps them out of children (MADV_DONTFORK on every later registration).
+ */
+extern bool vr_fork_safe;
+
 EXPORT int ibv_fork_init(void)
 {
+	vr_fork_safe = true;
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -264,8 +265,11 @@ struct vr_pd {
 	struct ibv_pd pd;
 };
 
+struct vr_zc_range;
+
 struct vr_mr {
 	struct ibv_mr mr;
+	struct vr_zc_range *zc; /* the memfd the vNIC maps, or NULL (process_vm_readv/writev) */
 };
 
 struct vr_channel {
@@ -755,37 +759,234 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- zero-copy registered memory */
+
+/*
+ * At registration the library re-backs the registered pages with a memfd that the vNIC maps as
+ * well, so the vNIC reads and writes them without a system call (README, "Memory access"): the
+ * page-rounded range is copied into a fresh memfd, which then replaces the private anonymous pages
+ * at the same addresses (mremap onto them: one atomic swap). One entry per re-backed range; a
+ * later MR inside a live range shares its memfd. Anything else (file-backed, hugetlb, stack,
+ * read-only memory, a range straddling a live one, VRDMA_ZERO_COPY=0) falls back to the vNIC's
+ * process_vm_readv/writev.
+ */
+#define VR_MR_MEMFD_NAME "vrdma-mr"
+
+struct vr_zc_range {
+	uintptr_t start, end; /* page-aligned; file offset 0 is at start */
+	int fd;               /* kept open while MRs use it: a later MR inside shares it */
+	ino_t ino;
+	unsigned int refs;
+	struct vr_zc_range *next;
+};
+
+static pthread_mutex_t zc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vr_zc_range *zc_ranges;
+
+/* Set by ibv_fork_init (compat.c) or RDMAV_FORK_SAFE: re-backed ranges get MADV_DONTFORK. */
+bool vr_fork_safe;
+
+static bool zc_enabled(void)
+{
+	const char *e = getenv("VRDMA_ZERO_COPY");
+
+	return !e || strcmp(e, "0") != 0;
+}
+
+static bool zc_debug(void)
+{
+	return getenv("VRDMA_DEBUG") != NULL;
+}
+
+/*
+ * Checks [start, end) against /proc/self/maps. With ino == 0: true when every page lies in a
+ * private anonymous read-write mapping (or in a memfd of this library no live MR uses any more).
+ * With ino != 0: true when every page lies in a shared mapping of memfd `ino` placed so that file
+ * offset 0 is at `base`. Holes, file mappings, hugetlb, the stack and read-only pages: false.
+ */
+static bool zc_maps_match(uintptr_t start, uintptr_t end, unsigned long ino, uintptr_t base)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4352];
+	uintptr_t covered = start;
+	bool ok = true;
+
+	if (!f)
+		return false;
+	while (ok && covered < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, inode;
+		char perms[5];
+		int n = 0;
+		char *name;
+		bool ours, plain;
+
+		if (sscanf(line, "%lx-%lx %4s %lx %*x:%*x %lu %n", &lo, &hi, perms, &off, &inode, &n) < 5)
+			continue;
+		if (hi <= covered)
+			continue;
+		if (lo > covered)
+			break; /* a hole */
+		name = line + n;
+		name[strcspn(name, "\n")] = 0;
+		ours = !strncmp(name, "/memfd:" VR_MR_MEMFD_NAME " ", sizeof("/memfd:" VR_MR_MEMFD_NAME));
+		plain = inode == 0 && perms[3] == 'p' &&
+			(!name[0] || !strcmp(name, "[heap]") || !strncmp(name, "[anon:", 6));
+		if (perms[0] != 'r' || perms[1] != 'w')
+			ok = false;
+		else if (ino == 0)
+			ok = plain || (ours && perms[3] == 's');
+		else
+			ok = ours && perms[3] == 's' && inode == ino && lo - off == base;
+		covered = hi;
+	}
+	fclose(f);
+	return ok && covered >= end;
+}
+
+/* Copies [start, end) into a new sealed memfd and swaps it in at the same addresses. */
+static struct vr_zc_range *zc_reback(uintptr_t start, uintptr_t end)
+{
+	size_t len = end - start;
+	int fd = memfd_create(VR_MR_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct vr_zc_range *r = NULL;
+	void *tmp = MAP_FAILED;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 || fstat(fd, &st) < 0)
+		goto fail;
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	r = tmp == MAP_FAILED ? NULL : calloc(1, sizeof(*r));
+	if (!r)
+		goto fail;
+	memcpy(tmp, (void *)start, len);
+	/* Stores of other threads between this copy and the swap are lost (documented limit). */
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)start) == MAP_FAILED)
+		goto fail;
+	if (vr_fork_safe || getenv("RDMAV_FORK_SAFE") || getenv("IBV_FORK_SAFE"))
+		madvise((void *)start, len, MADV_DONTFORK);
+	r->start = start;
+	r->end = end;
+	r->fd = fd;
+	r->ino = st.st_ino;
+	return r;
+fail:
+	if (zc_debug())
+		vr_log("zero-copy re-backing of %#lx+%zu failed: %s", (unsigned long)start, len,
+		       strerror(errno));
+	if (tmp != MAP_FAILED)
+		munmap(tmp, len);
+	close(fd);
+	free(r);
+	return NULL;
+}
+
+/* The memfd range serving [addr, addr + length), with *offset the file offset of addr; or NULL. */
+static struct vr_zc_range *zc_acquire(void *addr, size_t length, uint64_t *offset)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr, start, end;
+	struct vr_zc_range *r;
+
+	if (!zc_enabled() || !length || a + length < a || a + length > UINTPTR_MAX - page)
+		return NULL;
+	start = a & ~(page - 1);
+	end = (a + length + page - 1) & ~(page - 1);
+	pthread_mutex_lock(&zc_lock);
+	for (r = zc_ranges; r; r = r->next) {
+		if (r->end <= start || r->start >= end)
+			continue;
+		/* Inside a live range whose memfd is still mapped there: share it; else fall back. */
+		if (start < r->start || end > r->end ||
+		    !zc_maps_match(start, end, (unsigned long)r->ino, r->start))
+			r = NULL;
+		else
+			r->refs++;
+		goto out;
+	}
+	if (!zc_maps_match(start, end, 0, 0)) {
+		if (zc_debug())
+			vr_log("zero-copy: %p+%zu is not private anonymous read-write memory", addr,
+			       length);
+		goto out;
+	}
+	r = zc_reback(start, end);
+	if (r) {
+		r->refs = 1;
+		r->next = zc_ranges;
+		zc_ranges = r;
+	}
+out:
+	if (r)
+		*offset = a - r->start;
+	pthread_mutex_unlock(&zc_lock);
+	return r;
+}
+
+/*
+ * The last MR of a range is gone: the library closes its descriptor. The pages stay mapped from
+ * the memfd (their content is the application's), and the vNIC unmapped its view at DEREG_MR.
+ */
+static void zc_release(struct vr_zc_range *r)
+{
+	struct vr_zc_range **p;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&zc_lock);
+	if (--r->refs == 0) {
+		for (p = &zc_ranges; *p; p = &(*p)->next) {
+			if (*p == r) {
+				*p = r->next;
+				break;
+			}
+		}
+		close(r->fd);
+		free(r);
+	}
+	pthread_mutex_unlock(&zc_lock);
+}
+
 EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				       unsigned int access)
 {
-	struct vr_reg_mr_req req;
+	struct vr_reg_mr_memfd_req req;
 	struct vr_reg_mr_resp resp;
+	struct vr_zc_range *zc;
 	struct vr_mr *mr;
+	uint64_t offset = 0;
 	int ret;
 
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
 	}
-	req = (struct vr_reg_mr_req){
+	req.base = (struct vr_reg_mr_req){
 		.pd = pd->handle,
 		.access = access,
 		.addr = (uint64_t)(uintptr_t)addr,
 		.length = length,
 		.iova = iova,
 	};
-	ret = vr_call_fixed(&to_vctx(pd->context)->conn, VR_REG_MR, &req, sizeof(req), &resp,
-			    sizeof(resp));
-	if (ret) {
-		errno = ret;
-		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
+	zc = addr ? zc_acquire(addr, length, &offset) : NULL;
+	req.memfd = zc ? zc->fd : -1;
+	req.reserved = 0;
+	req.memfd_offset = offset;
+	ret = vr_call_fixed(&to_vctx(pd->context)->conn, VR_REG_MR, &req,
+			    zc ? sizeof(req) : sizeof(req.base), &resp, sizeof(resp));
+	if (!ret && zc && !(resp.flags & VR_MR_ZERO_COPY) && zc_debug())
+		vr_log("zero-copy: the vNIC reaches %p+%zu with process_vm_readv/writev", addr, length);
+	mr = ret ? NULL : calloc(1, sizeof(*mr));
 	if (!mr) {
-		struct vr_handle d = { .handle = resp.handle };
+		if (!ret) {
+			struct vr_handle d = { .handle = resp.handle };
 
-		vr_call(&to_vctx(pd->context)->conn, VR_DEREG_MR, &d, sizeof(d), NULL, 0, NULL);
-		errno = ENOMEM;
+			vr_call(&to_vctx(pd->context)->conn, VR_DEREG_MR, &d, sizeof(d), NULL, 0, NULL);
+		}
+		zc_release(zc);
+		errno = ret ? ret : ENOMEM;
 		return NULL;
 	}
 	mr->mr.context = pd->context;
@@ -795,6 +996,7 @@ EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len
 	mr->mr.handle = resp.handle;
 	mr->mr.lkey = resp.lkey;
 	mr->mr.rkey = resp.rkey;
+	mr->zc = zc;
 	return &mr->mr;
 }
 
@@ -820,6 +1022,7 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	ret = vr_call(&to_vctx(mr->context)->conn, VR_DEREG_MR, &req, sizeof(req), NULL, 0, NULL);
 	if (ret)
 		return ret;
+	zc_release(((struct vr_mr *)mr)->zc);
 	free(mr);
 	return 0;
 }

@@ -136,11 +136,27 @@ struct vr_reg_mr_req {
 	uint64_t iova;
 } __attribute__((packed));
 
+/*
+ * REG_MR of zero-copy memory: the library re-backed the registered pages with a memfd (sealed
+ * against resizing) and the request continues with its descriptor number, which the vNIC opens as
+ * /proc/<pid>/fd/<n> and maps, and the file offset of byte `addr`. Without these fields the vNIC
+ * reaches the memory with process_vm_readv/writev.
+ */
+struct vr_reg_mr_memfd_req {
+	struct vr_reg_mr_req base;
+	int32_t memfd;
+	uint32_t reserved;
+	uint64_t memfd_offset;
+} __attribute__((packed));
+
+/* vr_reg_mr_resp.flags */
+#define VR_MR_ZERO_COPY 1u /* the vNIC maps the memfd: no system call per access */
+
 struct vr_reg_mr_resp {
 	uint32_t handle;
 	uint32_t lkey;
 	uint32_t rkey;
-	uint32_t reserved;
+	uint32_t flags; /* VR_MR_ZERO_COPY */
 } __attribute__((packed));
 
 struct vr_channel_resp {
@@ -354,5 +370,6 @@ _Static_assert(sizeof(struct vr_qp_attr) == 144, "vr_qp_attr");
 _Static_assert(sizeof(struct vr_device_attr) == 248, "vr_device_attr");
 _Static_assert(sizeof(struct vr_port_attr) == 32, "vr_port_attr");
 _Static_assert(sizeof(struct vr_wc) == 48, "vr_wc");
+_Static_assert(sizeof(struct vr_reg_mr_memfd_req) == 48, "vr_reg_mr_memfd_req");
 
 #endif

@@ -87,6 +87,9 @@ public final class ControlProtocol {
     public static final int EOPNOTSUPP = 95;
     public static final int ETIMEDOUT = 110;
 
+    /** REG_MR response flag: the vNIC maps the region's memfd (zero-copy). */
+    public static final int MR_ZERO_COPY = 1;
+
     /** Access flags libibverbs may add that a device is free to ignore (relaxed ordering, ...). */
     public static final int ACCESS_OPTIONAL_RANGE = 0x3ff00000;
 

@@ -39,6 +39,9 @@ public final class ProcessMemory implements MemoryRegionBacking {
     private static final MethodHandle WRITEV = transfer("process_vm_writev");
 
     private final int pid;
+    /** Where this backing counts its system calls (the device's, shared by its regions). */
+    private final MemoryStats.Counters counters;
+
     private final long address;
     private final long length;
     /**
@@ -56,10 +59,15 @@ public final class ProcessMemory implements MemoryRegionBacking {
      * @throws IllegalArgumentException for a negative length or an address range that overflows
      */
     public ProcessMemory(final int pid, final long address, final long length) {
+        this(pid, address, length, new MemoryStats.Counters());
+    }
+
+    ProcessMemory(final int pid, final long address, final long length, final MemoryStats.Counters counters) {
         if (length < 0 || address + length < address && address + length != 0) {
             throw new IllegalArgumentException("bad range " + Long.toHexString(address) + "+" + length);
         }
         this.pid = pid;
+        this.counters = counters;
         this.address = address;
         this.length = length;
         final Arena arena = Arena.ofAuto();
@@ -192,6 +200,8 @@ public final class ProcessMemory implements MemoryRegionBacking {
             remote.set(JAVA_LONG, 8, len);
             final MemorySegment state = callState;
             final long n = (long) op.invokeExact(state, pid, local, 1L, remote, 1L, 0L);
+            counters.copyCalls++;
+            counters.copyBytes += Math.max(0, n);
             if (n != len) {
                 final int errno = n < 0 ? (int) ERRNO.get(state, 0L) : 0;
                 throw new VerbsException(

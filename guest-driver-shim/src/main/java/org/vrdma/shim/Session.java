@@ -21,6 +21,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.vrdma.shim.VnicControlServer.Response;
+import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.verbs.AhAttr;
 import org.vrdma.vnic.verbs.CompletionChannel;
@@ -553,6 +554,7 @@ final class Session {
         for (final Object o : all) {
             if (o instanceof MemoryRegion mr) {
                 quietly(mr::deregister);
+                unmap(mr.backing()); // a dead application's pages: unmapped whatever happened
             }
         }
         for (final Object o : all) {
@@ -663,27 +665,63 @@ final class Session {
         final long addr = in.getLong();
         final long length = in.getLong();
         final long iova = in.getLong();
-        if (length <= 0 || addr == 0) {
+        if (length <= 0 || addr == 0 || addr + length < addr && addr + length != 0) {
             return Response.error(EINVAL);
         }
-        final ProcessMemory memory;
+        final MemoryStats.Counters counters = server.memoryCounters();
+        MemoryRegionBacking memory = null;
+        if (in.remaining() >= 16) {
+            final int memfd = in.getInt();
+            in.getInt();
+            final long offset = in.getLong();
+            try {
+                memory = MemfdMemory.map(pid, memfd, offset, length);
+            } catch (final VerbsException e) {
+                // The pages stay reachable through the process: fall back, counted and logged.
+                counters.refusedMemfds++;
+                LOG.log(Level.INFO, "pid " + pid + ": zero-copy memory refused, using process_vm: " + e.getMessage());
+            }
+        }
+        if (memory == null) {
+            final ProcessMemory pm = new ProcessMemory(pid, addr, length, counters);
+            pm.probe();
+            memory = pm;
+        }
+        final MemoryRegion mr;
         try {
-            memory = new ProcessMemory(pid, addr, length);
-        } catch (final IllegalArgumentException e) {
-            return Response.error(EINVAL);
+            mr = pd.registerMemoryRegion(memory, iova, access);
+        } catch (final RuntimeException e) {
+            unmap(memory);
+            throw e;
         }
-        memory.probe();
-        final MemoryRegion mr = pd.registerMemoryRegion(memory, iova, access);
+        final boolean zeroCopy = memory instanceof MemfdMemory;
+        if (zeroCopy) {
+            counters.zeroCopyRegions++;
+        } else {
+            counters.copyRegions++;
+        }
         final ByteBuffer b = Response.body(16);
-        b.putInt(put(mr)).putInt(mr.lkey()).putInt(mr.rkey()).putInt(0);
+        b.putInt(put(mr)).putInt(mr.lkey()).putInt(mr.rkey()).putInt(zeroCopy ? MR_ZERO_COPY : 0);
         return Response.ok(b);
     }
 
     private Response deregMr(final ByteBuffer in) {
         final int h = in.getInt();
-        get(h, MemoryRegion.class).deregister();
+        deregister(get(h, MemoryRegion.class));
         handles.remove(h);
         return Response.ok();
+    }
+
+    /** Deregisters, then unmaps a zero-copy region's pages from the vNIC. */
+    private static void deregister(final MemoryRegion mr) {
+        mr.deregister();
+        unmap(mr.backing());
+    }
+
+    private static void unmap(final MemoryRegionBacking memory) {
+        if (memory instanceof MemfdMemory m) {
+            m.close();
+        }
     }
 
     private Response createChannel() {

@@ -70,6 +70,9 @@ public final class VnicControlServer implements AutoCloseable {
     private final AtomicLong requests = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLongArray succeededByOp = new AtomicLongArray(64);
+    /** How registered memory is reached; device thread only. */
+    private final MemoryStats.Counters memoryCounters = new MemoryStats.Counters();
+
     private volatile boolean closed;
 
     private VnicControlServer(
@@ -140,6 +143,15 @@ public final class VnicControlServer implements AutoCloseable {
     /** Requests with opcode {@code op} ({@link ControlProtocol}) that succeeded. */
     public long succeeded(final int op) {
         return op >= 0 && op < succeededByOp.length() ? succeededByOp.get(op) : 0;
+    }
+
+    /** How the vNIC reached registered memory so far (zero-copy regions, system calls), read on the device thread. */
+    public MemoryStats memoryStats() {
+        return onDevice(memoryCounters::snapshot);
+    }
+
+    MemoryStats.Counters memoryCounters() {
+        return memoryCounters;
     }
 
     /** What each live application holds, read on the device thread. */

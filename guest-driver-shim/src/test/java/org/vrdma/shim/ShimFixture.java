@@ -159,8 +159,14 @@ final class ShimFixture implements AutoCloseable {
 
     /** Starts {@code command} with {@link #env()}; stderr goes into the same output. */
     Program start(final List<String> command) throws IOException {
+        return start(command, Map.of());
+    }
+
+    /** Starts {@code command} with {@link #env()} and {@code extraEnv}. */
+    Program start(final List<String> command, final Map<String, String> extraEnv) throws IOException {
         final ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().putAll(env());
+        pb.environment().putAll(extraEnv);
         pb.directory(dir.toFile());
         final Process p = pb.start();
         processes.add(p);
@@ -196,12 +202,25 @@ final class ShimFixture implements AutoCloseable {
 
     /** Runs {@code command} to completion (bounded) and returns its output. */
     Result run(final List<String> command, final Duration timeout) throws Exception {
-        final Program p = start(command);
+        return run(command, timeout, Map.of());
+    }
+
+    /** Runs {@code command} with {@code extraEnv} to completion (bounded) and returns its output. */
+    Result run(final List<String> command, final Duration timeout, final Map<String, String> extraEnv)
+            throws Exception {
+        final Program p = start(command, extraEnv);
         final int code = p.waitFor(timeout);
         return new Result(code, p.output());
     }
 
     record Result(int exitCode, String output) {}
+
+    /** Zero-copy regions this JVM (the vNIC) has mapped now: the library's memfds in /proc/self/maps. */
+    static long mappedZeroCopyRegions() throws IOException {
+        try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
+            return lines.filter(l -> l.contains("/memfd:vrdma-mr ")).count();
+        }
+    }
 
     /** Compiles {@code source} (a resource of this test class) against the installed headers. */
     Path compile(final String resource) throws Exception {

@@ -8,6 +8,14 @@
  *   remote-unmapped      a WRITE into the peer QP's registered page, unmapped afterwards
  *   hold                 prints "READY qpn=.. lkey=.. rkey=.. addr=.." and waits for stdin to close
  *   foreign LKEY RKEY ADDR  uses another program's keys: a SEND from its lkey, a WRITE to its rkey
+ *   zc                   what zero-copy registration must keep: data written after registering
+ *                        moves, a region inside another shares it, a heap region that is not
+ *                        page-aligned keeps its neighbours, a file mapping and a region straddling
+ *                        a registered one still work (through the fallback), one byte past a
+ *                        region is refused; prints "ZC OK"
+ *   dereg                registers a second region, prints "REGISTERED", waits for a line,
+ *                        deregisters it, prints "DEREGISTERED", waits for a line, then writes
+ *                        with the stale rkey; prints "DEREG OK"
  * Completions are printed as "WC <name> status=<n> opcode=<n> len=<n>".
  */
 #include <errno.h>
@@ -16,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -27,6 +36,7 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp[2];
 static union ibv_gid gid;
+static unsigned char *buf;
 
 static void die(const char *what)
 {
@@ -151,12 +161,131 @@ static void post_recv(struct ibv_qp *q, void *addr, uint32_t len, uint32_t lkey)
 		die("ibv_post_recv");
 }
 
+static void check_write(const char *name, void *src, uint32_t len, uint32_t lkey, void *dst,
+			uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	post(qp[0], IBV_WR_RDMA_WRITE, src, len, lkey, (uintptr_t)dst, rkey, 1);
+	wc = wait_wc(name);
+	if (wc.status || memcmp(src, dst, len))
+		die(name);
+}
+
+static void await_line(void)
+{
+	char line[64];
+
+	if (!fgets(line, sizeof(line), stdin))
+		die("stdin closed");
+}
+
+static void zero_copy_scenario(struct ibv_mr *mr)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	unsigned char *src = buf + 4096, *dst = buf + 16384, *heap, *unaligned, *file_map;
+	struct ibv_mr *sub, *heap_mr, *file_mr, *straddle;
+	char path[] = "/tmp/vrdma-zc-XXXXXX";
+	int fd;
+
+	/* Written after registration: the vNIC sees the application's stores, no copy was taken. */
+	for (int i = 0; i < 4096; i++)
+		src[i] = (unsigned char)(i * 13 + 1);
+	memset(dst, 0, 4096);
+	check_write("zc-after-reg", src, 4096, mr->lkey, dst, mr->rkey);
+
+	/* A region inside a registered one shares its memfd. */
+	sub = ibv_reg_mr(pd, buf + 100, 1000, rw);
+	if (!sub)
+		die("reg sub");
+	check_write("zc-sub", src + 1, 900, mr->lkey, buf + 150, sub->rkey);
+
+	/* Heap memory, not page-aligned; the program's own stores around it after registering. */
+	heap = malloc(20000);
+	if (!heap)
+		die("malloc");
+	memset(heap, 0x5a, 20000);
+	unaligned = heap + 4099;
+	heap_mr = ibv_reg_mr(pd, unaligned, 5000, rw);
+	if (!heap_mr)
+		die("reg heap");
+	unaligned[-1] = 0x11;
+	unaligned[5000] = 0x22;
+	check_write("zc-unaligned", src, 4096, mr->lkey, unaligned + 904, heap_mr->rkey);
+	if (unaligned[-1] != 0x11 || unaligned[5000] != 0x22 || heap[0] != 0x5a || heap[19999] != 0x5a ||
+	    unaligned[903] != 0x5a)
+		die("zc neighbours");
+
+	/* A file mapping is not re-backed: the vNIC reaches it through the process. */
+	fd = mkstemp(path);
+	if (fd < 0 || unlink(path) || ftruncate(fd, 8192))
+		die("tmpfile");
+	file_map = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (file_map == MAP_FAILED)
+		die("mmap file");
+	file_mr = ibv_reg_mr(pd, file_map, 8192, rw);
+	if (!file_mr)
+		die("reg file");
+	check_write("zc-file", src, 3000, mr->lkey, file_map + 10, file_mr->rkey);
+
+	/* Straddling the end of a registered range: the fallback, both halves reachable. */
+	straddle = ibv_reg_mr(pd, buf + BUF_SIZE - 4096, 8192, rw);
+	if (!straddle)
+		die("reg straddle");
+	check_write("zc-straddle", src, 4096, mr->lkey, buf + BUF_SIZE - 2048, straddle->rkey);
+
+	/* One byte past the heap region: refused by the responder (the QP is in error afterwards). */
+	post(qp[0], IBV_WR_RDMA_WRITE, src, 2, mr->lkey, (uintptr_t)(unaligned + 4999),
+	     heap_mr->rkey, 1);
+	wait_wc("zc-past-end");
+	if (unaligned[5000] != 0x22)
+		die("zc past end");
+	if (ibv_dereg_mr(sub) || ibv_dereg_mr(heap_mr) || ibv_dereg_mr(file_mr) ||
+	    ibv_dereg_mr(straddle))
+		die("dereg");
+	/* The pages stay the program's after deregistration. */
+	unaligned[0] = 0x33;
+	free(heap);
+	munmap(file_map, 8192);
+	close(fd);
+	printf("ZC OK\n");
+}
+
+static void dereg_scenario(struct ibv_mr *mr)
+{
+	unsigned char *region = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *second;
+	uint32_t rkey;
+
+	if (region == MAP_FAILED)
+		die("mmap");
+	second = ibv_reg_mr(pd, region, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!second)
+		die("reg second");
+	rkey = second->rkey;
+	check_write("dereg-write", buf, 4096, mr->lkey, region + 4096, rkey);
+	printf("REGISTERED\n");
+	fflush(stdout);
+	await_line();
+	if (ibv_dereg_mr(second))
+		die("dereg second");
+	printf("DEREGISTERED\n");
+	fflush(stdout);
+	await_line();
+	memset(region, 9, 8192);
+	post(qp[0], IBV_WR_RDMA_WRITE, buf, 100, mr->lkey, (uintptr_t)region, rkey, 1);
+	wait_wc("dereg-stale");
+	if (region[0] != 9)
+		die("stale rkey wrote");
+	printf("DEREG OK\n");
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
 	const char *mode = argc > 1 ? argv[1] : "data";
-	unsigned char *buf;
 	struct ibv_mr *mr;
 
 	if (!list || n < 1)
@@ -170,7 +299,8 @@ int main(int argc, char **argv)
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	if (!pd || !cq)
 		die("pd/cq");
-	buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Twice the registered size: the "zc" scenario registers across the end of the region. */
+	buf = mmap(NULL, 2 * BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		die("mmap");
 	for (int i = 0; i < BUF_SIZE; i++)
@@ -238,6 +368,10 @@ int main(int argc, char **argv)
 			post(qp[0], IBV_WR_RDMA_WRITE, buf, 1000, mr->lkey, (uintptr_t)(pages + 4096),
 			     gone->rkey, 1);
 		wait_wc(mode);
+	} else if (!strcmp(mode, "zc")) {
+		zero_copy_scenario(mr);
+	} else if (!strcmp(mode, "dereg")) {
+		dereg_scenario(mr);
 	} else if (!strcmp(mode, "hold")) {
 		char line[64];
 
