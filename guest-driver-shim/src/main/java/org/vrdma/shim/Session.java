@@ -959,9 +959,11 @@ final class Session {
         try {
             while (!released && ch.isOpen()) {
                 in.clear();
-                if (ch.read(in) < 0) {
+                final int n = ch.read(in);
+                if (n < 0) {
                     return;
                 }
+                server.onDoorbellRead(n);
                 ringDoorbell();
             }
         } finally {

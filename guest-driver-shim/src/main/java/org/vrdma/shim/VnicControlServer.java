@@ -70,6 +70,10 @@ public final class VnicControlServer implements AutoCloseable {
     private final AtomicLong requests = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLongArray succeededByOp = new AtomicLongArray(64);
+    /** Doorbell bytes the applications wrote, and the reads that woke a doorbell thread for them. */
+    private final AtomicLong doorbellBytes = new AtomicLong();
+
+    private final AtomicLong doorbellWakeups = new AtomicLong();
     /** How registered memory is reached; device thread only. */
     private final MemoryStats.Counters memoryCounters = new MemoryStats.Counters();
 
@@ -148,6 +152,21 @@ public final class VnicControlServer implements AutoCloseable {
     /** How the vNIC reached registered memory so far (zero-copy regions, system calls), read on the device thread. */
     public MemoryStats memoryStats() {
         return onDevice(memoryCounters::snapshot);
+    }
+
+    /** Doorbells the applications rang (one byte each) since the server started. */
+    public long doorbells() {
+        return doorbellBytes.get();
+    }
+
+    /** Reads of doorbell connections that returned bytes: wake-ups of a doorbell thread. */
+    public long doorbellWakeups() {
+        return doorbellWakeups.get();
+    }
+
+    void onDoorbellRead(final int bytes) {
+        doorbellBytes.addAndGet(bytes);
+        doorbellWakeups.incrementAndGet();
     }
 
     MemoryStats.Counters memoryCounters() {

@@ -53,6 +53,20 @@ final class NativeBench {
                 "-",
                 tcpUs > 0 ? r.sendLatTypicalUs() / tcpUs : 0);
         out.printf("%-44s %14.2f%n", "ib_send_lat, 2 B, 99% [us]", r.sendLatP99Us());
+        out.printf(
+                "ib_write_bw CPU per %d B WRITE (user+system): %.1f us both hosts' event loops, %.1f us the whole"
+                        + " vNIC process, %.1f us the two perftest processes%n",
+                sizeBytes,
+                r.writeCpu().loopsUs(),
+                r.writeCpu().vnicProcessUs(),
+                r.writeCpu().perftestUs());
+        out.printf(
+                "ib_write_bw registered memory: %d regions zero-copy, %d through process_vm_readv/writev"
+                        + " (%d memfds refused), %d process_vm calls%n",
+                r.memory().zeroCopyRegions(),
+                r.memory().copyRegions(),
+                r.memory().refusedMemfds(),
+                r.memory().copyCalls());
         double ratio = javaGbps > 0 ? r.writeGbps() / javaGbps : 0;
         out.printf(
                 "target: perftest bandwidth >= 0.80x the Java path: %.2fx %s%n",

@@ -1,6 +1,7 @@
 package org.vrdma.harness.perf;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -11,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.vrdma.shim.MemoryStats;
 import org.vrdma.shim.VnicControlServer;
 import org.vrdma.vnic.transport.TransportConfig;
 
@@ -22,8 +25,28 @@ import org.vrdma.vnic.transport.TransportConfig;
  * native {@code libibverbs.so.1}), the two perftest processes on top, their own reports parsed.
  */
 public final class NativePerftestBench implements AutoCloseable {
-    /** perftest's figures: bandwidth (Gbit/s, 0 if not run) and one-way latency (typical, 99 %, µs). */
-    public record Result(double writeGbps, double sendLatTypicalUs, double sendLatP99Us, String writeOutput) {}
+    /**
+     * perftest's figures: bandwidth (Gbit/s, 0 if not run) and one-way latency (typical, 99 %, µs);
+     * CPU per WRITE of the {@code ib_write_bw} run, and how the vNICs reached registered memory.
+     */
+    public record Result(
+            double writeGbps,
+            double sendLatTypicalUs,
+            double sendLatP99Us,
+            String writeOutput,
+            WriteCpu writeCpu,
+            MemoryStats memory) {}
+
+    /**
+     * CPU time per {@code ib_write_bw} WRITE (µs, user+system), measured over the whole run
+     * (connection setup included).
+     *
+     * @param loopsUs both hosts' event-loop threads (vSwitch + vNIC: transport, rings, memory copies)
+     * @param vnicProcessUs this whole process: the loops plus control connections and doorbells
+     * @param perftestUs the two perftest processes (their posting and busy polling)
+     * @param doorbellsPerWrite doorbells the applications rang (each a system call and a wake-up)
+     */
+    public record WriteCpu(double loopsUs, double vnicProcessUs, double perftestUs, double doorbellsPerWrite) {}
 
     private final Path nativeDir;
     private final Path dir;
@@ -125,8 +148,26 @@ public final class NativePerftestBench implements AutoCloseable {
      * (iteration counts rather than perftest's {@code -D}, whose margins swallow short runs).
      */
     public Result run(int sizeBytes, int writes, int latencyBytes, int latencyIterations) throws Exception {
+        MemoryStats memory0 = memoryStats();
+        long loops0 = loopCpuNs();
+        long process0 = processCpuNs();
+        long children0 = childrenCpuNs();
+        long doorbells0 = serverA.doorbells() + serverB.doorbells();
         String write = pair(
                 List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits"), 300);
+        double n = writes;
+        WriteCpu cpu = new WriteCpu(
+                (loopCpuNs() - loops0) / n / 1e3,
+                (processCpuNs() - process0) / n / 1e3,
+                (childrenCpuNs() - children0) / n / 1e3,
+                (serverA.doorbells() + serverB.doorbells() - doorbells0) / n);
+        MemoryStats memory1 = memoryStats();
+        MemoryStats memory = new MemoryStats(
+                memory1.zeroCopyRegions() - memory0.zeroCopyRegions(),
+                memory1.copyRegions() - memory0.copyRegions(),
+                memory1.refusedMemfds() - memory0.refusedMemfds(),
+                memory1.copyCalls() - memory0.copyCalls(),
+                memory1.copyBytes() - memory0.copyBytes());
         Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
                 .matcher(write);
         double gbps = bw.find() ? Double.parseDouble(bw.group(2)) : 0;
@@ -138,7 +179,48 @@ public final class NativePerftestBench implements AutoCloseable {
         if (gbps <= 0 || !l.find()) {
             throw new IllegalStateException("perftest did not report:\n" + write + "\n" + lat);
         }
-        return new Result(gbps, Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), write);
+        return new Result(gbps, Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), write, cpu, memory);
+    }
+
+    /** Both vNICs' memory counters added up. */
+    private MemoryStats memoryStats() {
+        MemoryStats a = serverA.memoryStats();
+        MemoryStats b = serverB.memoryStats();
+        return new MemoryStats(
+                a.zeroCopyRegions() + b.zeroCopyRegions(),
+                a.copyRegions() + b.copyRegions(),
+                a.refusedMemfds() + b.refusedMemfds(),
+                a.copyCalls() + b.copyCalls(),
+                a.copyBytes() + b.copyBytes());
+    }
+
+    /** CPU time of both hosts' event-loop threads. */
+    private long loopCpuNs() {
+        Supplier<Long> own =
+                () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
+        return hostA.call(own) + hostB.call(own);
+    }
+
+    /** CPU time of this process, all threads. */
+    private static long processCpuNs() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? Math.max(0, os.getProcessCpuTime())
+                : 0;
+    }
+
+    /**
+     * CPU time of this process's children that exited and were reaped (cutime + cstime of {@code
+     * /proc/self/stat}, in clock ticks of 10 ms).
+     */
+    private static long childrenCpuNs() {
+        try {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // Fields after the command name start at field 3 (state): cutime is 16, cstime 17.
+            return (Long.parseLong(f[16 - 3]) + Long.parseLong(f[17 - 3])) * 10_000_000L;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /** Server on host A, client on host B (once the server listens); returns the client's output. */
