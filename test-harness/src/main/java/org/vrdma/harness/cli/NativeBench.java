@@ -55,11 +55,12 @@ final class NativeBench {
         out.printf("%-44s %14.2f%n", "ib_send_lat, 2 B, 99% [us]", r.sendLatP99Us());
         out.printf(
                 "ib_write_bw CPU per %d B WRITE (user+system): %.1f us both hosts' event loops, %.1f us the whole"
-                        + " vNIC process, %.1f us the two perftest processes%n",
+                        + " vNIC process, %.1f us the two perftest processes; %.2f doorbells per WRITE%n",
                 sizeBytes,
                 r.writeCpu().loopsUs(),
                 r.writeCpu().vnicProcessUs(),
-                r.writeCpu().perftestUs());
+                r.writeCpu().perftestUs(),
+                r.writeCpu().doorbellsPerWrite());
         out.printf(
                 "ib_write_bw registered memory: %d regions zero-copy, %d through process_vm_readv/writev"
                         + " (%d memfds refused), %d process_vm calls%n",
