@@ -139,6 +139,17 @@ class QpDataPathTest {
     }
 
     @Test
+    void afterForkInitAForkedChildHasNoMappingOfZeroCopyPages() throws Exception {
+        final ShimFixture.Result r = run("forksafe");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("WC fork-write status=0")
+                .contains("FORK OK")
+                .contains("DONE");
+        assertThat(fx.server.memoryStats().zeroCopyRegions()).isEqualTo(1);
+    }
+
+    @Test
     void zeroCopyPagesTheProgramUnmapsStayPinnedInTheVnic() throws Exception {
         // Like pages pinned by a kernel driver: the region keeps the pages it was registered with.
         final ShimFixture.Result r = run("unmapped");

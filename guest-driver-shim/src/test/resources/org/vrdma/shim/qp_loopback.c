@@ -6,6 +6,9 @@
  *   badlkey              a SEND whose lkey is not a registered region's: prints the completion
  *   unmapped             a WRITE from a registered page the program unmapped afterwards
  *   remote-unmapped      a WRITE into the peer QP's registered page, unmapped afterwards
+ *   forksafe             ibv_fork_init before registering: a forked child has no mapping of the
+ *                        registered pages (it dies of SIGSEGV touching them), the parent keeps
+ *                        moving data; prints "FORK OK"
  *   hold                 prints "READY qpn=.. lkey=.. rkey=.. addr=.." and waits for stdin to close
  *   foreign LKEY RKEY ADDR  uses another program's keys: a SEND from its lkey, a WRITE to its rkey
  *   zc                   what zero-copy registration must keep: data written after registering
@@ -24,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -281,6 +286,36 @@ static void dereg_scenario(struct ibv_mr *mr)
 	printf("DEREG OK\n");
 }
 
+static void fork_scenario(struct ibv_mr *mr)
+{
+	int status;
+	pid_t child;
+
+	buf[0] = 42;
+	buf[BUF_SIZE] = 43; /* past the registered range: an ordinary private page */
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		volatile unsigned char *p = buf;
+
+		if (buf[BUF_SIZE] != 43)
+			_exit(3);
+		p[0] = 1; /* no mapping here in the child */
+		_exit(0);
+	}
+	if (waitpid(child, &status, 0) != child)
+		die("waitpid");
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV || buf[0] != 42) {
+		printf("FAIL fork: child status %#x, buf[0]=%d\n", status, buf[0]);
+		exit(2);
+	}
+	memset(buf + 16384, 0, 4096);
+	check_write("fork-write", buf + 4096, 4096, mr->lkey, buf + 16384, mr->rkey);
+	printf("FORK OK\n");
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -290,6 +325,8 @@ int main(int argc, char **argv)
 
 	if (!list || n < 1)
 		die("no device");
+	if (!strcmp(mode, "forksafe") && ibv_fork_init())
+		die("ibv_fork_init");
 	ctx = ibv_open_device(list[0]);
 	if (!ctx)
 		die("ibv_open_device");
@@ -372,6 +409,8 @@ int main(int argc, char **argv)
 		zero_copy_scenario(mr);
 	} else if (!strcmp(mode, "dereg")) {
 		dereg_scenario(mr);
+	} else if (!strcmp(mode, "forksafe")) {
+		fork_scenario(mr);
 	} else if (!strcmp(mode, "hold")) {
 		char line[64];
 
