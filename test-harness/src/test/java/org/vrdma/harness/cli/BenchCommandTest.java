@@ -37,6 +37,14 @@ class BenchCommandTest {
                 .containsPattern("ib_write_bw, 8192 B \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+");
         assertThat(text).containsPattern("ib_send_lat, 2 B, typical one-way \\[us\\] +[0-9.]+");
         assertThat(text).containsPattern("target: perftest bandwidth >= 0.80x the Java path: [0-9.]+x (met|NOT met)");
+        assertThat(text)
+                .containsPattern("ib_write_bw CPU per 8192 B WRITE \\(user\\+system\\): [0-9.]+ us both hosts' event"
+                        + " loops, [0-9.]+ us the whole vNIC process, [0-9.]+ us the two perftest processes;"
+                        + " [0-9.]+ doorbells per WRITE");
+        // Both perftest processes' buffers are zero-copy: the vNICs made no process_vm call.
+        assertThat(text)
+                .contains("ib_write_bw registered memory: 2 regions zero-copy, 0 through"
+                        + " process_vm_readv/writev (0 memfds refused), 0 process_vm calls");
     }
 
     @Test
