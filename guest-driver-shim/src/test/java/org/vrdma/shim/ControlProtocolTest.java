@@ -295,6 +295,96 @@ class ControlProtocolTest {
         }
     }
 
+    /** REG_MR of {@code len} bytes at {@code addr} naming {@code memfd} at {@code offset}. */
+    private static ByteBuffer regMrWithMemfd(final int pd, final long addr, final long len, final int memfd) {
+        final ByteBuffer b = body(48);
+        b.putInt(pd).putInt(1).putLong(addr).putLong(len).putLong(addr);
+        b.putInt(memfd).putInt(0).putLong(addr & 4095);
+        return b;
+    }
+
+    /** A memfd of this process, {@code bytes} long, optionally sealed against resizing. */
+    private static int memfd(final long bytes, final boolean sealed) throws Throwable {
+        final java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+        final var lookup = linker.defaultLookup();
+        final var create = linker.downcallHandle(
+                lookup.find("memfd_create").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.ADDRESS,
+                        java.lang.foreign.ValueLayout.JAVA_INT));
+        final var truncate = linker.downcallHandle(
+                lookup.find("ftruncate").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_LONG));
+        final var fcntl = linker.downcallHandle(
+                lookup.find("fcntl").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT),
+                java.lang.foreign.Linker.Option.firstVariadicArg(2));
+        try (Arena a = Arena.ofConfined()) {
+            final int fd = (int) create.invoke(a.allocateFrom("vrdma-mr"), 0x1 | 0x2); // CLOEXEC, ALLOW_SEALING
+            assertThat(fd).isNotNegative();
+            assertThat((int) truncate.invoke(fd, bytes)).isZero();
+            if (sealed) {
+                assertThat((int) fcntl.invoke(fd, 1033, 2 | 4)).isZero(); // F_ADD_SEALS: SHRINK, GROW
+            }
+            return fd;
+        }
+    }
+
+    @Test
+    void aMemfdTheVnicCannotTrustFallsBackToProcessMemoryAndIsCounted() throws Throwable {
+        final java.nio.file.Path file = java.nio.file.Files.write(fx.dir.resolve("not-a-memfd"), new byte[8192])
+                .toRealPath();
+        try (Arena arena = Arena.ofShared();
+                Client c = new Client().hello();
+                java.nio.channels.FileChannel open = java.nio.channels.FileChannel.open(
+                        file, java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+            final MemorySegment mem = arena.allocate(8192, 4096);
+            final int pd = c.allocPd().handle();
+            final int unsealed = memfd(8192, false);
+            final int small = memfd(4096, true);
+            final int good = memfd(8192, true);
+            // A regular file, an unsealed memfd, a memfd smaller than the region: the region is
+            // registered all the same, reached with process_vm (flags 0), and each refusal counted.
+            for (final int fd : new int[] {fdOf(file), unsealed, small}) {
+                final Client.Reply r = c.call(REG_MR, regMrWithMemfd(pd, mem.address(), 8192, fd));
+                assertThat(r.status).isZero();
+                assertThat(r.body.getInt(12)).isZero();
+            }
+            // A sealed memfd large enough: mapped (flags 1).
+            final Client.Reply r = c.call(REG_MR, regMrWithMemfd(pd, mem.address(), 8192, good));
+            assertThat(r.status).isZero();
+            assertThat(r.body.getInt(12)).isEqualTo(MR_ZERO_COPY);
+            assertThat(fx.server.memoryStats()).satisfies(m -> {
+                assertThat(m.refusedMemfds()).isEqualTo(3);
+                assertThat(m.copyRegions()).isEqualTo(3);
+                assertThat(m.zeroCopyRegions()).isEqualTo(1);
+            });
+            assertThat(ShimFixture.mappedZeroCopyRegions()).isEqualTo(1);
+            assertThat(c.handleOp(DEREG_MR, r.handle(), 0).status).isZero();
+            assertThat(ShimFixture.mappedZeroCopyRegions()).isZero();
+            for (final int fd : new int[] {unsealed, small, good}) {
+                closeFd(fd);
+            }
+        }
+    }
+
+    private static void closeFd(final int fd) throws Throwable {
+        final java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+        final var close = linker.downcallHandle(
+                linker.defaultLookup().find("close").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(
+                        java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT));
+        final int ignored = (int) close.invoke(fd);
+    }
+
     @Test
     void anOversizedRequestClosesOnlyThatConnection() throws Exception {
         try (Client c = new Client().hello()) {
