@@ -14,15 +14,21 @@ import java.util.function.LongSupplier;
  * scheduler round trip per packet at the price of a busy core while traffic flows. {@code spinNs =
  * 0} is Netty's default strategy.
  *
- * <p><b>Adaptive.</b> Spinning only pays while the loop has a core to itself. When other threads want
- * the core, a spinning loop uses up its share of the CPU doing nothing and is then descheduled, so a
- * packet waits for the scheduler's next turn (milliseconds) instead of being handled at once; a
- * sleeping loop instead is woken with priority. So the strategy watches the gap between two polls
- * of one spin: a gap over {@link #PREEMPTED_GAP_NS} means the thread lost its core while spinning,
- * and the loop then blocks at once for a back-off period (starting at {@link #MIN_BACKOFF_NS},
- * doubling while spins keep being preempted, up to {@link #MAX_BACKOFF_NS}); a spin that ends
- * without losing the core resets the back-off. On a loaded machine the loop therefore sleeps as it
- * would without polling; on an idle one it polls.
+ * <p>Each poll that finds nothing is followed by {@code sched_yield}: a thread waiting for this core
+ * runs first. That matters for a request/response exchange: a synchronous wake-up places the woken
+ * peer loop on the waker's core, and without the yield the peer would wait there until the spin ends.
+ * With it the two loops take turns on one core without sleeping, or spin on one core each once the
+ * scheduler has spread them.
+ *
+ * <p><b>Adaptive.</b> Spinning only pays while the loops have the cores to themselves. When other
+ * threads want the cores, a spinning loop uses up its share of the CPU doing nothing and then waits
+ * behind them, so a packet waits for the scheduler's next turn (milliseconds) instead of being
+ * handled at once; a sleeping loop instead is woken with priority. So the strategy watches the gap
+ * between two polls of one spin: a gap over {@link #PREEMPTED_GAP_NS} means other threads ran in
+ * between, and the loop then blocks at once for a back-off period: {@link #MIN_BACKOFF_NS}, doubling
+ * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, back to the minimum after
+ * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
+ * without polling; on an idle one it polls.
  *
  * <p>One instance per event loop (Netty asks the factory once per loop); not thread-safe.
  */
@@ -33,13 +39,23 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     public static final long MIN_BACKOFF_NS = 10_000_000;
     public static final long MAX_BACKOFF_NS = 640_000_000;
 
+    /**
+     * The back-off starts again from its minimum when the loop spun this long after the last back-off
+     * without losing its core: an occasional preemption on an idle machine costs one short back-off.
+     */
+    public static final long QUIET_NS = 100_000_000L;
+
     private final long spinNs;
     private final LongSupplier clock;
+    private final Runnable yield;
     private boolean idle;
     private long idleSinceNs;
     private long lastPollNs;
     private long backoffNs = MIN_BACKOFF_NS;
     private long backoffUntilNs;
+    private long lastPreemptedNs;
+    private long lastBackoffNs;
+    private boolean preemptedBefore;
     private boolean backingOff;
 
     private long spinPolls;
@@ -47,13 +63,14 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     private long preemptedSpins;
 
     public SpinThenBlockStrategy(long spinNs) {
-        this(spinNs, System::nanoTime);
+        this(spinNs, System::nanoTime, Thread::yield);
     }
 
-    /** With an explicit clock, for tests. */
-    SpinThenBlockStrategy(long spinNs, LongSupplier clock) {
+    /** With an explicit clock and yield, for tests. */
+    SpinThenBlockStrategy(long spinNs, LongSupplier clock, Runnable yield) {
         this.spinNs = spinNs;
         this.clock = clock;
+        this.yield = yield;
     }
 
     @Override
@@ -70,7 +87,6 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         if (ready > 0 || hasTasks) {
             if (idle && ready > 0) {
                 spinHits++;
-                endSpinCleanly();
             }
             idle = false;
             return ready;
@@ -80,14 +96,22 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             idle = true;
             idleSinceNs = nowNs;
             lastPollNs = nowNs;
+            yield.run();
             return SelectStrategy.CONTINUE;
         }
         long gapNs = nowNs - lastPollNs;
         lastPollNs = nowNs;
         if (gapNs > PREEMPTED_GAP_NS) {
-            // Lost the core while spinning: sleep instead, for a while.
+            // Lost the core while spinning: sleep instead, for a while; longer each time unless the
+            // last time was long ago.
             preemptedSpins++;
             idle = false;
+            if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
+                backoffNs = MIN_BACKOFF_NS;
+            }
+            preemptedBefore = true;
+            lastPreemptedNs = nowNs;
+            lastBackoffNs = backoffNs;
             backingOff = true;
             backoffUntilNs = nowNs + backoffNs;
             backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
@@ -95,15 +119,13 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         }
         spinPolls++;
         if (nowNs - idleSinceNs < spinNs) {
+            // Lets a thread waiting for this core run first: the peer loop woken onto this core
+            // (synchronous wake-ups place it there) handles its datagram now, not after the spin.
+            yield.run();
             return SelectStrategy.CONTINUE;
         }
         idle = false;
-        endSpinCleanly();
         return SelectStrategy.SELECT;
-    }
-
-    private void endSpinCleanly() {
-        backoffNs = MIN_BACKOFF_NS;
     }
 
     /** Polls made while spinning with nothing ready. */

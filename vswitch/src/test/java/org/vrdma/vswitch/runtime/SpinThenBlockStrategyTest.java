@@ -12,7 +12,8 @@ class SpinThenBlockStrategyTest {
     private long nowNs = 1_000_000_000L;
     private int ready;
     private int polls;
-    private final SpinThenBlockStrategy strategy = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs);
+    private int yields;
+    private final SpinThenBlockStrategy strategy = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs, () -> yields++);
 
     private int turn(boolean hasTasks) throws Exception {
         return strategy.calculateStrategy(
@@ -33,6 +34,8 @@ class SpinThenBlockStrategyTest {
         nowNs += 1_000;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
         assertThat(polls).isEqualTo(101);
+        // Every empty poll of the spin gives the core to a thread waiting for it.
+        assertThat(yields).isEqualTo(100);
         assertThat(strategy.preemptedSpins()).isZero();
         assertThat(strategy.backingOff()).isFalse();
     }
@@ -77,14 +80,34 @@ class SpinThenBlockStrategyTest {
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
         assertThat(strategy.preemptedSpins()).isEqualTo(2);
 
-        // A spin that ends with an event resets the back-off to its minimum.
+        // A spin that ends with an event does not shorten the back-off: a third gap soon after
+        // backs off for four times the minimum.
         ready = 1;
         nowNs += 1_000;
         assertThat(turn(false)).isEqualTo(1);
+        assertThat(strategy.spinHits()).isEqualTo(1);
         ready = 0;
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
         nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        nowNs += 4 * SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        nowNs += 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+
+        // After a quiet period without gaps, the back-off starts from its minimum again.
+        for (int i = 0; i < SpinThenBlockStrategy.QUIET_NS / 50_000; i++) {
+            nowNs += 40_000;
+            turn(false);
+            nowNs += 10_000;
+            ready = 1;
+            turn(false);
+            ready = 0;
+        }
+        turn(false);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.preemptedSpins()).isEqualTo(4);
         nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
     }
