@@ -33,8 +33,9 @@ class BenchCommandTest {
         assertThat(text).containsPattern("targets: bandwidth >= 2.00x TCP: [0-9.]+x (met|NOT met)");
         // Busy polling is on by default, with what it did per round trip.
         assertThat(text)
-                .containsPattern("vRDMA busy polling \\(both loops\\): 100 us per loop; per round trip [0-9.]+ datagrams"
-                        + " found while polling, [0-9.]+ empty polls; \\d+ polls cut short");
+                .containsPattern(
+                        "vRDMA busy polling \\(both loops\\): 100 us per loop; per round trip [0-9.]+ datagrams"
+                                + " found while polling, [0-9.]+ empty polls; \\d+ polls cut short");
         assertThat(text).containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE, [0-9.]+ us per round trip");
         // Unmodified perftest through the native library, in the same run.
         assertThat(text).contains("perftest over the emulator: unmodified ib_write_bw / ib_send_lat");

@@ -95,8 +95,10 @@ public final class VSwitchHost implements AutoCloseable {
                 .option(ChannelOption.SO_RCVBUF, SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.SO_SNDBUF, SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(8 << 20, 16 << 20))
-                // Up to 64 reads per wake-up while reads come back large (GRO batches); a short read ends
-                // the burst without the extra read that would only return EAGAIN.
+                // Read until the socket is empty (up to 64 reads per wake-up), not only while buffers fill:
+                // datagrams rarely fill one, and stopping after each costs an epoll_wait per datagram; but
+                // a read of small datagrams only (ACKs, small SENDs) ends the burst without the extra read
+                // that would only return EAGAIN before the response leaves.
                 .option(
                         ChannelOption.RECVBUF_ALLOCATOR,
                         new BurstReadAllocator(RECEIVE_BUFFER_BYTES, MAX_READS_PER_WAKEUP))
