@@ -310,17 +310,26 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
-     * the rest of {@code ns}. Returns ns per iteration of the second.
+     * Warms up for {@code ns}: runs of {@code first} iterations, then each sized by the previous run's
+     * pace to the time left (at most 32 runs), so the JIT has compiled the path before the
+     * measurement however slow the first, interpreted runs were. Returns ns per iteration of the last.
      */
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();
-        run.accept(first);
-        long elapsed = System.nanoTime() - start;
-        long n = clamp((double) Math.max(ns - elapsed, ns / 4) * first / Math.max(1, elapsed), first, 50_000_000L);
-        long t0 = System.nanoTime();
-        run.accept(n);
-        return (double) (System.nanoTime() - t0) / n;
+        long n = first;
+        double pace = 1;
+        for (int i = 0; i < 32; i++) {
+            long t0 = System.nanoTime();
+            run.accept(n);
+            long t1 = System.nanoTime();
+            pace = Math.max(1, (double) (t1 - t0) / n);
+            long left = ns - (t1 - start);
+            if (left <= 0) {
+                break;
+            }
+            n = clamp(left / pace, first, 50_000_000L);
+        }
+        return pace;
     }
 
     private static long clamp(double v, long min, long max) {
