@@ -82,9 +82,10 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--busy-poll-us",
-            defaultValue = "0",
+            defaultValue = "100",
             description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
-                    + " sleeps (0: sleep at once); default ${DEFAULT-VALUE}.")
+                    + " sleeps, as RDMA applications poll their CQs; a loop that loses its core while polling sleeps"
+                    + " instead for a while (0: sleep at once); default ${DEFAULT-VALUE}.")
     long busyPollUs;
 
     @Option(
@@ -108,6 +109,9 @@ final class BenchCommand implements Callable<Integer> {
         if (windowBytes < 0) {
             throw new ParameterException(spec.commandLine(), "--window must be >= 0");
         }
+        if (busyPollUs < 0 || busyPollUs > 1_000_000) {
+            throw new ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
+        }
         PrintWriter out = spec.commandLine().getOut();
         if (!leakDetection) {
             // Netty's default sampling records a stack trace for one buffer in 128 (a few per WRITE).
@@ -123,6 +127,7 @@ final class BenchCommand implements Callable<Integer> {
         String labLine;
         String transport;
         String underlayLine;
+        String busyPollLine;
         double allocPerWrite;
         double allocPerRoundTrip;
         double cpuPerWriteUs;
@@ -148,11 +153,16 @@ final class BenchCommand implements Callable<Integer> {
             long cpu1 = loopCpuNs(lab);
             long alloc1 = loopAllocatedBytes(lab);
             long[] u1 = underlayCounters(lab);
+            long[] bp1 = lab.busyPollCounters();
             TransportCounters afterBw = lab.transportCounters();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
             long cpu2 = loopCpuNs(lab);
             long alloc2 = loopAllocatedBytes(lab);
             long[] u2 = underlayCounters(lab);
+            long[] bp2 = lab.busyPollCounters();
+            busyPollLine = busyPollUs == 0
+                    ? "off (--busy-poll-us 0)"
+                    : busyPollUs + " us per loop; per round trip " + busyPoll(bp1, bp2, rdmaLat.iterations());
             allocPerWrite = (alloc1 - alloc0) / (double) Math.max(1, rdmaBw.iterations());
             allocPerRoundTrip = (alloc2 - alloc1) / (double) Math.max(1, rdmaLat.iterations());
             underlayLine = perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; "
@@ -201,6 +211,7 @@ final class BenchCommand implements Callable<Integer> {
                 "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
                 cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
         out.println("vRDMA underlay (both hosts): " + underlayLine);
+        out.println("vRDMA busy polling (both loops): " + busyPollLine);
         out.printf(
                 "vRDMA heap allocation (both hosts' event loops): %.1f B per WRITE, %.1f B per round trip%n",
                 allocPerWrite, allocPerRoundTrip);
@@ -251,6 +262,14 @@ final class BenchCommand implements Callable<Integer> {
         return sum;
     }
 
+    private static String busyPoll(long[] from, long[] to, long roundTrips) {
+        double n = Math.max(1, roundTrips);
+        return String.format(
+                "%.2f datagrams found while polling, %.1f empty polls; %d polls cut short by losing the core"
+                        + " (each a back-off: the loop sleeps instead)",
+                (to[1] - from[1]) / n, (to[0] - from[0]) / n, to[2] - from[2]);
+    }
+
     private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
         double n = Math.max(1, ops);
         return String.format(
@@ -291,17 +310,26 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * Warms up in two runs: {@code first} iterations, then as many as the first run's pace fits in
-     * the rest of {@code ns}. Returns ns per iteration of the second.
+     * Warms up for {@code ns}: runs of {@code first} iterations, then each sized by the previous run's
+     * pace to the time left (at most 32 runs), so the JIT has compiled the path before the
+     * measurement however slow the first, interpreted runs were. Returns ns per iteration of the last.
      */
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();
-        run.accept(first);
-        long elapsed = System.nanoTime() - start;
-        long n = clamp((double) Math.max(ns - elapsed, ns / 4) * first / Math.max(1, elapsed), first, 50_000_000L);
-        long t0 = System.nanoTime();
-        run.accept(n);
-        return (double) (System.nanoTime() - t0) / n;
+        long n = first;
+        double pace = 1;
+        for (int i = 0; i < 32; i++) {
+            long t0 = System.nanoTime();
+            run.accept(n);
+            long t1 = System.nanoTime();
+            pace = Math.max(1, (double) (t1 - t0) / n);
+            long left = ns - (t1 - start);
+            if (left <= 0) {
+                break;
+            }
+            n = clamp(left / pace, first, 50_000_000L);
+        }
+        return pace;
     }
 
     private static long clamp(double v, long min, long max) {

@@ -2,6 +2,8 @@ package org.vrdma.harness.perf;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,6 +21,7 @@ import org.vrdma.vswitch.pipeline.EniConfig;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.runtime.EventLoopTimerService;
 import org.vrdma.vswitch.runtime.NettyRuntime;
+import org.vrdma.vswitch.runtime.SpinThenBlockStrategy;
 import org.vrdma.vswitch.udp.VSwitchHost;
 
 /**
@@ -40,6 +43,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
     private final VSwitchHost hostB;
     private final RdmaEndpoint a;
     private final RdmaEndpoint b;
+    private final List<SpinThenBlockStrategy> spinStrategies = new CopyOnWriteArrayList<>();
 
     public RealTimeTwoHostLab(TransportConfig config, int bufferBytes) throws InterruptedException {
         this(config, bufferBytes, 0);
@@ -51,7 +55,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
      */
     public RealTimeTwoHostLab(TransportConfig config, int bufferBytes, long spinNs) throws InterruptedException {
         runtime = NettyRuntime.best();
-        group = runtime.newEventLoopGroup(2, "vrdma-host", spinNs);
+        group = runtime.newEventLoopGroup(2, "vrdma-host", spinNs, spinStrategies::add);
         VSwitchHost ha = null;
         VSwitchHost hb = null;
         try {
@@ -116,6 +120,23 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         }
     }
 
+    /**
+     * Both loops' busy-poll counters: polls that found nothing, spins that ended with a datagram,
+     * spins cut short because the loop lost its core. All zero without busy polling.
+     */
+    public long[] busyPollCounters() {
+        // A task on each loop orders its earlier counter updates before these reads.
+        onA(() -> null);
+        onB(() -> null);
+        long[] sum = new long[3];
+        for (SpinThenBlockStrategy s : spinStrategies) {
+            sum[0] += s.spinPolls();
+            sum[1] += s.spinHits();
+            sum[2] += s.preemptedSpins();
+        }
+        return sum;
+    }
+
     public NettyRuntime runtime() {
         return runtime;
     }
@@ -153,14 +174,20 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         return awaitWallClock(done, timeoutNs);
     }
 
-    /** Waits in real time, checking {@code done} every 200 µs, for at most {@code timeoutNs}. */
+    /**
+     * Waits in real time for at most {@code timeoutNs}, checking {@code done} after 50 µs, then less
+     * and less often (every 2 ms at most): a short run ends promptly, and a long one is not
+     * interrupted by thousands of wake-ups of this thread competing with the event loops for the cores.
+     */
     public static boolean awaitWallClock(BooleanSupplier done, long timeoutNs) {
         long deadline = System.nanoTime() + timeoutNs;
+        long parkNs = 50_000;
         while (!done.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            LockSupport.parkNanos(200_000);
+            LockSupport.parkNanos(parkNs);
+            parkNs = Math.min(2_000_000, parkNs * 2);
         }
         return true;
     }

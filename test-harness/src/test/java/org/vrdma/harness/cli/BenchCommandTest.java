@@ -31,6 +31,12 @@ class BenchCommandTest {
         assertThat(text).contains("latency p99 [us]", "latency p99.9 [us]");
         assertThat(text).contains("data intact").doesNotContain("CORRUPT");
         assertThat(text).containsPattern("targets: bandwidth >= 2.00x TCP: [0-9.]+x (met|NOT met)");
+        // Busy polling is on by default, with what it did per round trip.
+        assertThat(text)
+                .containsPattern(
+                        "vRDMA busy polling \\(both loops\\): 100 us per loop; per round trip [0-9.]+ datagrams"
+                                + " found while polling, [0-9.]+ empty polls; \\d+ polls cut short");
+        assertThat(text).containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE, [0-9.]+ us per round trip");
         // Unmodified perftest through the native library, in the same run.
         assertThat(text).contains("perftest over the emulator: unmodified ib_write_bw / ib_send_lat");
         assertThat(text)
@@ -48,10 +54,21 @@ class BenchCommandTest {
     }
 
     @Test
+    void busyPollingCanBeTurnedOff() {
+        assertThat(run("bench", "--duration", "0.05", "--size", "8192", "--busy-poll-us", "0", "--no-perftest"))
+                .isZero();
+        String text = out.toString();
+        assertThat(text).contains("vRDMA busy polling (both loops): off (--busy-poll-us 0)");
+        assertThat(text).containsPattern("latency p50, 64 B, half RTT \\[us\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).doesNotContain("perftest over the emulator");
+    }
+
+    @Test
     void rejectsBadOptions() {
         assertThat(run("bench", "--duration", "0")).isEqualTo(2);
         assertThat(run("bench", "--size", "0")).isEqualTo(2);
-        assertThat(err.toString()).contains("--duration", "--size");
+        assertThat(run("bench", "--busy-poll-us", "-1")).isEqualTo(2);
+        assertThat(err.toString()).contains("--duration", "--size", "--busy-poll-us");
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.function.Consumer;
 
 /**
  * Chooses Netty's I/O transport: epoll where the native library loads (Linux x86_64), NIO
@@ -37,15 +38,28 @@ public enum NettyRuntime {
 
     /**
      * Like {@link #newEventLoopGroup(int, String)}, but each epoll loop polls its sockets for
-     * {@code spinNs} after its last event before it sleeps (see {@link SpinThenBlockStrategy}): lower
-     * latency and fewer wake-ups for one core per loop while traffic flows. NIO, or {@code spinNs
-     * <= 0}, gives the ordinary loop.
+     * {@code spinNs} after its last event before it sleeps, and stops polling while it keeps losing
+     * its core (see {@link SpinThenBlockStrategy}): lower latency and no wake-ups while traffic flows,
+     * for one core per loop. NIO, or {@code spinNs <= 0}, gives the ordinary loop.
      */
     public EventLoopGroup newEventLoopGroup(int threads, String name, long spinNs) {
+        return newEventLoopGroup(threads, name, spinNs, s -> {});
+    }
+
+    /**
+     * As {@link #newEventLoopGroup(int, String, long)}, handing each loop's strategy to {@code
+     * strategies} as it is created, so a caller can read its counters.
+     */
+    public EventLoopGroup newEventLoopGroup(
+            int threads, String name, long spinNs, Consumer<SpinThenBlockStrategy> strategies) {
         if (this != EPOLL || spinNs <= 0) {
             return newEventLoopGroup(threads, name);
         }
-        IoHandlerFactory spinning = EpollIoHandler.newFactory(0, () -> new SpinThenBlockStrategy(spinNs));
+        IoHandlerFactory spinning = EpollIoHandler.newFactory(0, () -> {
+            SpinThenBlockStrategy s = new SpinThenBlockStrategy(spinNs);
+            strategies.accept(s);
+            return s;
+        });
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), spinning);
     }
 

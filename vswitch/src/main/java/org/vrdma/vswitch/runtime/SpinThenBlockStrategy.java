@@ -2,43 +2,149 @@ package org.vrdma.vswitch.runtime;
 
 import io.netty.channel.SelectStrategy;
 import io.netty.util.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * An event loop's idle strategy that polls before it sleeps, as Aeron's busy-spin/back-off agents
- * do: while the loop has been idle for less than {@code spinNs}, each turn polls the sockets
- * without blocking ({@code epoll_wait} with timeout 0) and runs due tasks and timers; after that it
- * blocks in {@code epoll_wait} as usual until the next event. A packet that arrives while the loop
- * spins is handled without a wake-up (no sleeping thread for the sender's system call to wake),
- * which saves the scheduler round trip per packet at the price of burning a core while traffic
- * flows. {@code spinNs = 0} is Netty's default strategy.
+ * do and as RDMA applications poll their completion queues: while the loop has been idle for less
+ * than {@code spinNs}, each turn polls the sockets without blocking ({@code epoll_wait} with timeout
+ * 0) and runs due tasks and timers; after that it blocks in {@code epoll_wait} as usual until the
+ * next event. A packet that arrives while the loop spins is handled without a wake-up (no sleeping
+ * thread for the sender's system call to wake, no idle CPU to bring back), which saves the
+ * scheduler round trip per packet at the price of a busy core while traffic flows. {@code spinNs =
+ * 0} is Netty's default strategy.
+ *
+ * <p>Each poll that finds nothing is followed by {@code sched_yield}: a thread waiting for this core
+ * runs first. That matters for a request/response exchange: a synchronous wake-up places the woken
+ * peer loop on the waker's core, and without the yield the peer would wait there until the spin ends.
+ * With it the two loops take turns on one core without sleeping, or spin on one core each once the
+ * scheduler has spread them.
+ *
+ * <p><b>Adaptive.</b> Spinning only pays while the loops have the cores to themselves. When other
+ * threads want the cores, a spinning loop uses up its share of the CPU doing nothing and then waits
+ * behind them, so a packet waits for the scheduler's next turn (milliseconds) instead of being
+ * handled at once; a sleeping loop instead is woken with priority. So the strategy watches the gap
+ * between two polls of one spin: a gap over {@link #PREEMPTED_GAP_NS} means other threads ran in
+ * between, and the loop then blocks at once for a back-off period: {@link #MIN_BACKOFF_NS}, doubling
+ * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, back to the minimum after
+ * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
+ * without polling; on an idle one it polls.
  *
  * <p>One instance per event loop (Netty asks the factory once per loop); not thread-safe.
  */
-final class SpinThenBlockStrategy implements SelectStrategy {
-    private final long spinNs;
-    private long idleSinceNs;
-    private boolean idle;
+public final class SpinThenBlockStrategy implements SelectStrategy {
+    /** A gap between two polls of one spin longer than this means the thread was descheduled. */
+    public static final long PREEMPTED_GAP_NS = 50_000;
 
-    SpinThenBlockStrategy(long spinNs) {
+    public static final long MIN_BACKOFF_NS = 10_000_000;
+    public static final long MAX_BACKOFF_NS = 640_000_000;
+
+    /**
+     * The back-off starts again from its minimum when the loop spun this long after the last back-off
+     * without losing its core: an occasional preemption on an idle machine costs one short back-off.
+     */
+    public static final long QUIET_NS = 100_000_000L;
+
+    private final long spinNs;
+    private final LongSupplier clock;
+    private final Runnable yield;
+    private boolean idle;
+    private long idleSinceNs;
+    private long lastPollNs;
+    private long backoffNs = MIN_BACKOFF_NS;
+    private long backoffUntilNs;
+    private long lastPreemptedNs;
+    private long lastBackoffNs;
+    private boolean preemptedBefore;
+    private boolean backingOff;
+
+    private long spinPolls;
+    private long spinHits;
+    private long preemptedSpins;
+
+    public SpinThenBlockStrategy(long spinNs) {
+        this(spinNs, System::nanoTime, Thread::yield);
+    }
+
+    /** With an explicit clock and yield, for tests. */
+    SpinThenBlockStrategy(long spinNs, LongSupplier clock, Runnable yield) {
         this.spinNs = spinNs;
+        this.clock = clock;
+        this.yield = yield;
     }
 
     @Override
     public int calculateStrategy(IntSupplier selectSupplier, boolean hasTasks) throws Exception {
+        if (backingOff && !hasTasks) {
+            long nowNs = clock.getAsLong();
+            if (nowNs - backoffUntilNs < 0) {
+                // Netty's default: block without a poll first.
+                return SelectStrategy.SELECT;
+            }
+            backingOff = false;
+        }
         int ready = selectSupplier.get();
         if (ready > 0 || hasTasks) {
+            if (idle && ready > 0) {
+                spinHits++;
+            }
             idle = false;
             return ready;
         }
-        long nowNs = System.nanoTime();
+        long nowNs = clock.getAsLong();
         if (!idle) {
             idle = true;
             idleSinceNs = nowNs;
+            lastPollNs = nowNs;
+            yield.run();
+            return SelectStrategy.CONTINUE;
         }
+        long gapNs = nowNs - lastPollNs;
+        lastPollNs = nowNs;
+        if (gapNs > PREEMPTED_GAP_NS) {
+            // Lost the core while spinning: sleep instead, for a while; longer each time unless the
+            // last time was long ago.
+            preemptedSpins++;
+            idle = false;
+            if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
+                backoffNs = MIN_BACKOFF_NS;
+            }
+            preemptedBefore = true;
+            lastPreemptedNs = nowNs;
+            lastBackoffNs = backoffNs;
+            backingOff = true;
+            backoffUntilNs = nowNs + backoffNs;
+            backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
+            return SelectStrategy.SELECT;
+        }
+        spinPolls++;
         if (nowNs - idleSinceNs < spinNs) {
+            // Lets a thread waiting for this core run first: the peer loop woken onto this core
+            // (synchronous wake-ups place it there) handles its datagram now, not after the spin.
+            yield.run();
             return SelectStrategy.CONTINUE;
         }
         idle = false;
         return SelectStrategy.SELECT;
+    }
+
+    /** Polls made while spinning with nothing ready. */
+    public long spinPolls() {
+        return spinPolls;
+    }
+
+    /** Spins that ended with an event (a datagram handled without a wake-up). */
+    public long spinHits() {
+        return spinHits;
+    }
+
+    /** Spins cut short because the thread lost its core; each starts a back-off. */
+    public long preemptedSpins() {
+        return preemptedSpins;
+    }
+
+    /** Whether the loop currently blocks without polling, after a preempted spin. */
+    public boolean backingOff() {
+        return backingOff;
     }
 }

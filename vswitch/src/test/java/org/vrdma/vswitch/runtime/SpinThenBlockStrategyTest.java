@@ -1,0 +1,124 @@
+package org.vrdma.vswitch.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.channel.SelectStrategy;
+import org.junit.jupiter.api.Test;
+
+/** The idle strategy's decisions, on a clock the test moves. */
+class SpinThenBlockStrategyTest {
+    private static final long SPIN_NS = 100_000;
+
+    private long nowNs = 1_000_000_000L;
+    private int ready;
+    private int polls;
+    private int yields;
+    private final SpinThenBlockStrategy strategy = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs, () -> yields++);
+
+    private int turn(boolean hasTasks) throws Exception {
+        return strategy.calculateStrategy(
+                () -> {
+                    polls++;
+                    return ready;
+                },
+                hasTasks);
+    }
+
+    @Test
+    void pollsWithoutBlockingForTheSpinTimeThenBlocks() throws Exception {
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        for (int i = 0; i < 99; i++) {
+            nowNs += 1_000;
+            assertThat(turn(false)).as("poll %d", i).isEqualTo(SelectStrategy.CONTINUE);
+        }
+        nowNs += 1_000;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(polls).isEqualTo(101);
+        // Every empty poll of the spin gives the core to a thread waiting for it.
+        assertThat(yields).isEqualTo(100);
+        assertThat(strategy.preemptedSpins()).isZero();
+        assertThat(strategy.backingOff()).isFalse();
+    }
+
+    @Test
+    void anEventDuringTheSpinIsHandledAndCountedAsAHit() throws Exception {
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += 2_000;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        ready = 1;
+        nowNs += 2_000;
+        assertThat(turn(false)).isEqualTo(1);
+        assertThat(strategy.spinHits()).isEqualTo(1);
+        // Pending tasks never spin or block: the loop polls and runs them.
+        ready = 0;
+        assertThat(turn(true)).isZero();
+    }
+
+    @Test
+    void aSpinThatLosesItsCoreBacksOffAndTheBackOffGrowsWhileThatRepeats() throws Exception {
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.preemptedSpins()).isEqualTo(1);
+        assertThat(strategy.backingOff()).isTrue();
+
+        // While backing off the loop blocks at once, without a poll first.
+        int pollsBefore = polls;
+        nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(polls).isEqualTo(pollsBefore);
+
+        // After it, spinning resumes; preempted again, the next back-off is twice as long.
+        nowNs += 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        nowNs += 2 * SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.backingOff()).isTrue();
+        nowNs += 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(strategy.preemptedSpins()).isEqualTo(2);
+
+        // A spin that ends with an event does not shorten the back-off: a third gap soon after
+        // backs off for four times the minimum.
+        ready = 1;
+        nowNs += 1_000;
+        assertThat(turn(false)).isEqualTo(1);
+        assertThat(strategy.spinHits()).isEqualTo(1);
+        ready = 0;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        nowNs += 4 * SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        nowNs += 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+
+        // After a quiet period without gaps, the back-off starts from its minimum again.
+        for (int i = 0; i < SpinThenBlockStrategy.QUIET_NS / 50_000; i++) {
+            nowNs += 40_000;
+            turn(false);
+            nowNs += 10_000;
+            ready = 1;
+            turn(false);
+            ready = 0;
+        }
+        turn(false);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.preemptedSpins()).isEqualTo(4);
+        nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+    }
+
+    @Test
+    void tasksDuringABackOffStillRunAtOnce() throws Exception {
+        turn(false);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        turn(false);
+        assertThat(strategy.backingOff()).isTrue();
+        ready = 2;
+        assertThat(turn(true)).isEqualTo(2);
+    }
+}
