@@ -297,7 +297,19 @@ public final class Device implements FrameSink {
 
     /** Encodes and sends {@code p}; returns the frame's wire length. */
     int transmit(final TransportPacket p, final TransportCounters counters) {
-        final ByteBuf frame = codec.encode(p, frameAllocator, headroomBytes);
+        return transmit(encode(p), counters);
+    }
+
+    /**
+     * Encodes {@code p} into a new frame; a payload source's error (a bad address) propagates and
+     * nothing is sent.
+     */
+    ByteBuf encode(final TransportPacket p) {
+        return codec.encode(p, frameAllocator, headroomBytes);
+    }
+
+    /** Sends a frame from {@link #encode}; returns its wire length. */
+    int transmit(final ByteBuf frame, final TransportCounters counters) {
         final int bytes = frame.readableBytes();
         counters.txPackets++;
         counters.txBytes += bytes;
