@@ -163,6 +163,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
                 openBatch(resStart, destination, bytes);
             }
             append(resStart, bytes);
+            lastReservationAbandoned = false;
             inPlaceDatagrams++;
             datagram.release();
             scheduleFlush();
