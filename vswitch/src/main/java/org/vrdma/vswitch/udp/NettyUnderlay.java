@@ -53,6 +53,12 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     static final int MAX_SEGMENTS = 64;
     /** Send arena: batches and in-place frames are laid out here until it is full. */
     static final int ARENA_BYTES = 512 * 1024;
+    /**
+     * A batch's segment size is its first datagram's size plus this, and datagrams up to twice this
+     * shorter than the segment size are padded to it: a WRITE's first packet carries a 16-byte RETH
+     * and the rest do not, so without padding every message would split its GSO batch in two.
+     */
+    static final int PAD_BYTES = 16;
 
     private static final int OUTER = UnderlayPort.OUTER_HEADERS_BYTES;
     private static final boolean INET4_HASH_IS_ADDRESS = inet4HashIsAddress();
@@ -77,6 +83,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private int batchStart;
     private int batchEnd;
     private int lastStart;
+    private int lastBytes;
     private long batchDestination;
     private int segmentBytes;
     private int segments;
@@ -155,7 +162,6 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             if (resOverlaps) {
                 arena.setBytes(resStart - OUTER, savedTail, 0, OUTER);
             }
-            cursor = resEnd;
             if (batchOpen && !(batchEnd == resStart && fits(destination, bytes))) {
                 writeBatch();
             }
@@ -163,6 +169,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
                 openBatch(resStart, destination, bytes);
             }
             append(resStart, bytes);
+            cursor = batchEnd;
             lastReservationAbandoned = false;
             inPlaceDatagrams++;
             datagram.release();
@@ -172,18 +179,21 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         if (reserved) {
             abandonReservation();
         }
-        if (batchOpen && !(batchEnd == cursor && fits(destination, bytes) && cursor + bytes <= arena.capacity())) {
+        if (batchOpen
+                && !(batchEnd == cursor
+                        && fits(destination, bytes)
+                        && cursor + bytes + 2 * PAD_BYTES <= arena.capacity())) {
             writeBatch();
         }
         if (!batchOpen) {
-            if (arena == null || cursor + bytes > arena.capacity()) {
+            if (arena == null || cursor + bytes + 2 * PAD_BYTES > arena.capacity()) {
                 newArena();
             }
             openBatch(cursor, destination, bytes);
         }
         arena.setBytes(cursor, datagram, datagram.readerIndex(), bytes);
         append(cursor, bytes);
-        cursor += bytes;
+        cursor = batchEnd;
         datagram.release();
         scheduleFlush();
     }
@@ -199,7 +209,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
                 && bytes <= segmentBytes
                 && !batchClosed
                 && segments < MAX_SEGMENTS
-                && batchEnd - batchStart + bytes <= MAX_BATCH_BYTES;
+                && batchEnd - batchStart + segmentBytes <= MAX_BATCH_BYTES;
     }
 
     private void openBatch(int start, long destination, int bytes) {
@@ -207,17 +217,29 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         batchStart = start;
         batchEnd = start;
         batchDestination = destination;
-        segmentBytes = bytes;
+        segmentBytes = Math.min(bytes + PAD_BYTES, MAX_BATCH_BYTES);
         segments = 0;
         batchClosed = false;
     }
 
+    /**
+     * Appends the datagram at {@code start} (= {@link #batchEnd}). One at most {@code 2 *
+     * PAD_BYTES} shorter than the segment size is padded with zeros to it (the receiving switch
+     * trims RoCE frames to their IPv4 length); a shorter one can only be the last segment. The
+     * caller made sure the arena holds the padding.
+     */
     private void append(int start, int bytes) {
         lastStart = start;
-        batchEnd = start + bytes;
+        lastBytes = bytes;
         segments++;
-        // Only the last segment may be shorter.
-        batchClosed = bytes < segmentBytes;
+        int padBytes = segmentBytes - bytes;
+        if (padBytes <= 2 * PAD_BYTES) {
+            arena.setZero(start + bytes, padBytes);
+            batchEnd = start + segmentBytes;
+        } else {
+            batchEnd = start + bytes;
+            batchClosed = true;
+        }
     }
 
     /** A region in the arena for a frame of {@code capacityBytes}, or null when none can be had. */
@@ -237,7 +259,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         // leave as they are built; after an abandoned region, start clear of the batch.
         boolean overlap = batchOpen && batchEnd == cursor && batchEnd - lastStart >= OUTER && !lastReservationAbandoned;
         int start = overlap ? cursor - OUTER : cursor;
-        if (arena == null || start + capacityBytes > arena.capacity()) {
+        if (arena == null || start + capacityBytes + 2 * PAD_BYTES > arena.capacity()) {
             if (batchOpen) {
                 writeBatch();
             }
@@ -266,12 +288,17 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         reserved = false;
         abandonedReservations++;
         if (resOverlaps) {
-            int lastBytes = batchEnd - lastStart;
-            ByteBuf copy = allocator.directBuffer(lastBytes);
-            copy.writeBytes(arena, lastStart, lastBytes - OUTER).writeBytes(savedTail, 0, OUTER);
+            // The last datagram with its padding is [lastStart, batchEnd); the saved tail is its end.
+            int paddedBytes = batchEnd - lastStart;
+            ByteBuf copy = allocator.directBuffer(paddedBytes);
+            copy.writeBytes(arena, lastStart, paddedBytes - OUTER).writeBytes(savedTail, 0, OUTER);
+            copy.writerIndex(lastBytes);
             long destination = batchDestination;
             segments--;
             batchEnd = lastStart;
+            // The datagrams before it were padded to the segment size; the new last one leaves so.
+            lastStart = batchEnd - segmentBytes;
+            lastBytes = segmentBytes;
             if (segments > 0) {
                 writeBatch();
             } else {
@@ -307,7 +334,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             sendsDroppedNotWritable += segments;
             return;
         }
-        ByteBuf b = arena.retainedSlice(batchStart, batchEnd - batchStart);
+        // The last segment leaves without its padding.
+        ByteBuf b = arena.retainedSlice(batchStart, lastStart + lastBytes - batchStart);
         InetSocketAddress to = address(batchDestination);
         if (segments == 1) {
             channel.write(new DatagramPacket(b, to), channel.voidPromise());
