@@ -246,6 +246,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private ByteBuf reserve(int capacityBytes) {
         if (!gso
                 || channel == null
+                || !channel.isActive()
                 || !channel.eventLoop().inEventLoop()
                 || capacityBytes <= OUTER
                 || capacityBytes - OUTER > MAX_BATCH_BYTES
