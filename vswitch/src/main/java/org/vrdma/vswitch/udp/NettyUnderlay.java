@@ -96,6 +96,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean resOverlaps;
     private boolean lastReservationAbandoned;
     private final byte[] savedTail = new byte[OUTER];
+    /** {@link #PAD_BYTES}, or 0 once a send failed: a path whose MTU has no room for the padding. */
+    private int padBytes = PAD_BYTES;
 
     private long datagramsSent;
     private long gsoSends;
@@ -217,7 +219,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         batchStart = start;
         batchEnd = start;
         batchDestination = destination;
-        segmentBytes = Math.min(bytes + PAD_BYTES, MAX_BATCH_BYTES);
+        segmentBytes = Math.min(bytes + padBytes, MAX_BATCH_BYTES);
         segments = 0;
         batchClosed = false;
     }
@@ -232,9 +234,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         lastStart = start;
         lastBytes = bytes;
         segments++;
-        int padBytes = segmentBytes - bytes;
-        if (padBytes <= 2 * PAD_BYTES) {
-            arena.setZero(start + bytes, padBytes);
+        int fill = segmentBytes - bytes;
+        if (fill <= 2 * padBytes) {
+            arena.setZero(start + bytes, fill);
             batchEnd = start + segmentBytes;
         } else {
             batchEnd = start + bytes;
@@ -444,6 +446,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         sendErrors++;
+        // A GSO segment size above the path MTU fails the send (EINVAL): without padding the
+        // segments are no larger than the datagrams themselves. What was lost is resent by RC.
+        padBytes = 0;
         lastSendError = String.valueOf(cause.getMessage() == null ? cause : cause.getMessage());
     }
 
