@@ -38,29 +38,36 @@ public final class Ipv4UdpCodec {
             throw new IllegalArgumentException("UDP payload of " + udpPayloadBytes + " bytes does not fit IPv4");
         }
         out.ensureWritable(HEADERS_BYTES);
-        out.writeMedium((int) (h.dstMac >>> 24));
-        out.writeMedium((int) h.dstMac);
-        out.writeMedium((int) (h.srcMac >>> 24));
-        out.writeMedium((int) h.srcMac);
+        // Wide writes, the header checksum summed from the fields: no byte-by-byte writes and no
+        // second pass over the header (this runs twice per packet, inner and outer).
+        out.writeLong((h.dstMac << 16) | ((h.srcMac >>> 32) & 0xFFFF));
+        out.writeInt((int) h.srcMac);
         out.writeShort(ETHERTYPE_IPV4);
 
-        int ipOffset = out.writerIndex();
-        out.writeByte(0x45); // version 4, IHL 5 words
-        out.writeByte(((h.dscp & 0x3F) << 2) | (h.ecn & 0b11));
-        out.writeShort(IPV4_HEADER_BYTES + UDP_HEADER_BYTES + udpPayloadBytes);
-        out.writeShort(h.ipId);
-        out.writeShort(IP_FLAG_DONT_FRAGMENT);
-        out.writeByte(h.ttl);
-        out.writeByte(IP_PROTOCOL_UDP);
-        out.writeShort(0);
-        out.writeInt(h.srcIp);
+        int tos = ((h.dscp & 0x3F) << 2) | (h.ecn & 0b11);
+        int totalBytes = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + udpPayloadBytes;
+        int ipId = h.ipId & 0xFFFF;
+        int ttlProtocol = ((h.ttl & 0xFF) << 8) | IP_PROTOCOL_UDP;
+        int sum = ((0x45 << 8) | tos)
+                + totalBytes
+                + ipId
+                + IP_FLAG_DONT_FRAGMENT
+                + ttlProtocol
+                + (h.srcIp >>> 16)
+                + (h.srcIp & 0xFFFF)
+                + (h.dstIp >>> 16)
+                + (h.dstIp & 0xFFFF);
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        sum += sum >>> 16;
+        int checksum = ~sum & 0xFFFF;
+        out.writeLong(((long) ((0x45 << 24) | (tos << 16) | totalBytes) << 32)
+                | ((ipId << 16) | IP_FLAG_DONT_FRAGMENT) & 0xFFFF_FFFFL);
+        out.writeLong(((long) ((ttlProtocol << 16) | checksum) << 32) | (h.srcIp & 0xFFFF_FFFFL));
         out.writeInt(h.dstIp);
-        out.setShort(ipOffset + 10, ipv4Checksum(out, ipOffset, IPV4_HEADER_BYTES));
 
-        out.writeShort(h.udpSrcPort);
-        out.writeShort(h.udpDstPort);
-        out.writeShort(UDP_HEADER_BYTES + udpPayloadBytes);
-        out.writeShort(0);
+        out.writeLong(((long) (h.udpSrcPort & 0xFFFF) << 48)
+                | ((long) (h.udpDstPort & 0xFFFF) << 32)
+                | ((long) (UDP_HEADER_BYTES + udpPayloadBytes) << 16));
     }
 
     /**
@@ -144,7 +151,13 @@ public final class Ipv4UdpCodec {
      */
     public static int ipv4Checksum(ByteBuf buf, int index, int lengthBytes) {
         int sum = 0;
-        for (int i = 0; i < lengthBytes; i += 2) {
+        int i = 0;
+        // Four bytes per read: half the buffer accesses of a short-by-short sum.
+        for (; i + 4 <= lengthBytes; i += 4) {
+            int v = buf.getInt(index + i);
+            sum += (v >>> 16) + (v & 0xFFFF);
+        }
+        if (i < lengthBytes) {
             sum += buf.getUnsignedShort(index + i);
         }
         while ((sum >>> 16) != 0) {

@@ -58,11 +58,27 @@ public final class RoceCodec {
      *     or a frame larger than an IPv4 packet
      */
     public void encode(RoceHeaders h, ByteBuf payload, ByteBuf out) {
+        int payloadBytes = payload == null ? 0 : payload.readableBytes();
+        int ipOffset = encodeHeaders(h, payloadBytes, out);
+        if (payloadBytes != 0) {
+            out.writeBytes(payload, payload.readerIndex(), payloadBytes);
+        }
+        encodeTrailer(h, payloadBytes, ipOffset, out);
+    }
+
+    /**
+     * The first half of {@link #encode}: appends everything before the payload (Ethernet, IPv4,
+     * UDP, BTH, extension headers) for a payload of {@code payloadBytes}, which the caller then
+     * appends itself before {@link #encodeTrailer}. Sets {@code h.padCount} and {@code h.udpDstPort}.
+     *
+     * @return the absolute index of the IPv4 header, for {@link #encodeTrailer}
+     * @throws IllegalArgumentException as {@link #encode}
+     */
+    public int encodeHeaders(RoceHeaders h, int payloadBytes, ByteBuf out) {
         int op = h.opcode;
         if (!Opcode.isValid(op)) {
             throw new IllegalArgumentException("unknown opcode " + op);
         }
-        int payloadBytes = payload == null ? 0 : payload.readableBytes();
         if (payloadBytes != 0 && !Opcode.hasPayload(op)) {
             throw new IllegalArgumentException(Opcode.name(op) + " carries no payload");
         }
@@ -74,12 +90,14 @@ public final class RoceCodec {
         int ipOffset = out.writerIndex() + Ipv4UdpCodec.ETHERNET_HEADER_BYTES;
         Ipv4UdpCodec.encode(h, udpPayloadBytes, out);
 
-        out.writeByte(op);
-        out.writeByte((h.solicitedEvent ? BTH_SE : 0)
-                | (h.migReq ? BTH_MIGREQ : 0)
-                | (pad << 4)
-                | (h.transportVersion & 0x0F));
-        out.writeShort(h.pkey);
+        // BTH as three wide writes: opcode, flags, P_Key | F/B, destination QP | A, PSN.
+        out.writeInt((op << 24)
+                | (((h.solicitedEvent ? BTH_SE : 0)
+                                | (h.migReq ? BTH_MIGREQ : 0)
+                                | (pad << 4)
+                                | (h.transportVersion & 0x0F))
+                        << 16)
+                | (h.pkey & 0xFFFF));
         out.writeInt((h.fecn ? BTH_FECN << 24 : 0) | (h.becn ? BTH_BECN << 24 : 0) | (h.destQp & MASK_24));
         out.writeInt((h.ackRequest ? BTH_ACK_REQ << 24 : 0) | (h.psn & MASK_24));
 
@@ -113,11 +131,26 @@ public final class RoceCodec {
         if (Opcode.isCnp(op)) {
             out.writeZero(Opcode.CNP_RESERVED_BYTES);
         }
-        if (payloadBytes != 0) {
-            out.writeBytes(payload, payload.readerIndex(), payloadBytes);
-        }
-        out.writeZero(pad);
+        return ipOffset;
+    }
+
+    /**
+     * The second half of {@link #encode}: after the caller appended exactly {@code payloadBytes}
+     * bytes of payload, appends the pad and the ICRC.
+     *
+     * @throws IllegalStateException if the bytes appended since {@link #encodeHeaders} are not the
+     *     payload length announced there
+     */
+    public void encodeTrailer(RoceHeaders h, int payloadBytes, int ipOffset, ByteBuf out) {
+        int udpPayloadBytes = udpPayloadBytes(h.opcode, payloadBytes);
         int udpBytes = Ipv4UdpCodec.UDP_HEADER_BYTES + udpPayloadBytes;
+        int written = out.writerIndex() - ipOffset;
+        int expected = Ipv4UdpCodec.IPV4_HEADER_BYTES + udpBytes - h.padCount - Icrc.ICRC_BYTES;
+        if (written != expected) {
+            throw new IllegalStateException("payload of " + (written - (expected - payloadBytes)) + " bytes appended, "
+                    + payloadBytes + " announced");
+        }
+        out.writeZero(h.padCount);
         out.writeIntLE(icrc.compute(out, ipOffset, Ipv4UdpCodec.IPV4_HEADER_BYTES, udpBytes));
     }
 

@@ -62,6 +62,37 @@ class RoceCodecKnownAnswerTest {
     }
 
     @Test
+    void headersPayloadTrailerWritesTheSameBytes() {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            RoceHeaders h = sendOnlyHeaders();
+            RoceCodec codec = new RoceCodec();
+            int ipOffset = codec.encodeHeaders(h, 3, out);
+            out.writeBytes("abc".getBytes(StandardCharsets.US_ASCII));
+            codec.encodeTrailer(h, 3, ipOffset, out);
+            assertThat(ByteBufUtil.hexDump(out)).isEqualTo(FRAME_HEX);
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
+    void trailerRejectsAPayloadOfAnotherLength() {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            RoceHeaders h = sendOnlyHeaders();
+            RoceCodec codec = new RoceCodec();
+            int ipOffset = codec.encodeHeaders(h, 3, out);
+            out.writeBytes("ab".getBytes(StandardCharsets.US_ASCII));
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> codec.encodeTrailer(h, 3, ipOffset, out))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("2 bytes appended, 3 announced");
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
     void decodeReadsTheHandBuiltBytes() {
         ByteBuf frame = Unpooled.wrappedBuffer(ByteBufUtil.decodeHexDump(FRAME_HEX));
         try {

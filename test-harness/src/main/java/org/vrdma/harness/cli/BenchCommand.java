@@ -70,7 +70,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(
             names = "--window",
             defaultValue = "0",
-            description = "TX window per QP in bytes, 0 for the real-time profile's (256 KiB: four ACK intervals);"
+            description = "TX window per QP in bytes, 0 for the real-time profile's (1 MiB: sixteen ACK intervals);"
                     + " default ${DEFAULT-VALUE}.")
     long windowBytes;
 

@@ -101,8 +101,8 @@ public final class RealTimeHost implements AutoCloseable {
                         .timers(new EventLoopTimerService(host.eventLoop()))
                         .codec(new RocePacketCodec())
                         .allocator(PooledByteBufAllocator.DEFAULT)
+                        .frameAllocator(host.underlay().frameAllocator())
                         .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
-                        .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                         .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                         .build();
                 host.vswitch().addEni(EniConfig.of(ENI_ID, eniMac, spec.eniIpv4(), spec.vni()), device);

@@ -20,8 +20,14 @@ public final class RealTimeProfile {
      */
     public static final int ACK_COALESCE_PACKETS = 16;
 
-    /** Window: four ACK intervals of MTU-sized packets, so ACK coalescing never stalls the sender. */
-    public static final long WINDOW_BYTES = 4L * ACK_COALESCE_PACKETS * 4096;
+    /**
+     * Window: sixteen ACK intervals of MTU-sized packets (1 MiB, 16 WRITEs of 64 KiB in flight), so
+     * ACK coalescing never stalls the sender and each wake-up of either loop finds several messages'
+     * worth of work: with four intervals (256 KiB) `./vrdma bench` measured 0.6 flushes and 0.65
+     * read wake-ups per 64 KiB WRITE, with sixteen 0.4 and 0.4, and about a third less event-loop
+     * CPU per WRITE. It stays well inside the 4 MiB socket buffers (4 MiB windows overflowed them).
+     */
+    public static final long WINDOW_BYTES = 16L * ACK_COALESCE_PACKETS * 4096;
 
     private RealTimeProfile() {}
 

@@ -94,6 +94,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
                     .timers(new EventLoopTimerService(host.eventLoop()))
                     .codec(new RocePacketCodec())
                     .allocator(PooledByteBufAllocator.DEFAULT)
+                    .frameAllocator(host.underlay().frameAllocator())
                     .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
                     .headroomBytes(host.vswitch().encapsulationHeadroomBytes())
                     .build();

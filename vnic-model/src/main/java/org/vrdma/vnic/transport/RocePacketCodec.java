@@ -54,6 +54,9 @@ public final class RocePacketCodec implements PacketCodec {
         h.immDt = p.immData;
         h.dethQkey = p.dethQkey;
         h.dethSrcQp = p.dethSrcQp;
+        if (p.payloadSource != null && Opcode.hasPayload(p.opcode)) {
+            return encodeGathered(p, h, allocator, headroomBytes);
+        }
         final boolean hasPayload = Opcode.hasPayload(p.opcode) && p.payload != null;
         ByteBuf payload = null;
         if (hasPayload) {
@@ -67,6 +70,23 @@ public final class RocePacketCodec implements PacketCodec {
         out.setIndex(headroomBytes, headroomBytes);
         try {
             codec.encode(h, payload, out);
+        } catch (final RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        return out;
+    }
+
+    /** The payload is read from its source straight into the frame: no staging copy. */
+    private ByteBuf encodeGathered(
+            final TransportPacket p, final RoceHeaders h, final ByteBufAllocator allocator, final int headroomBytes) {
+        final int payloadBytes = p.payloadLength;
+        final ByteBuf out = allocator.directBuffer(headroomBytes + RoceCodec.frameLength(h, payloadBytes));
+        out.setIndex(headroomBytes, headroomBytes);
+        try {
+            final int ipOffset = codec.encodeHeaders(h, payloadBytes, out);
+            p.payloadSource.gather(p.payloadSourceOffset, out, payloadBytes);
+            codec.encodeTrailer(h, payloadBytes, ipOffset, out);
         } catch (final RuntimeException e) {
             out.release();
             throw e;

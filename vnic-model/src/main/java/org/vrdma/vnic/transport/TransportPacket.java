@@ -74,6 +74,14 @@ public final class TransportPacket {
     public int payloadIndex;
     public int payloadLength;
 
+    /**
+     * On send, instead of {@link #payload}: the codec gathers {@link #payloadLength} bytes from here,
+     * starting at message offset {@link #payloadSourceOffset}, directly into the frame.
+     */
+    public PayloadSource payloadSource;
+
+    public long payloadSourceOffset;
+
     /** Resets every field to its default, so a holder can be reused for a new packet. */
     public TransportPacket clear() {
         srcMac = 0;
@@ -105,6 +113,8 @@ public final class TransportPacket {
         payload = null;
         payloadIndex = 0;
         payloadLength = 0;
+        payloadSource = null;
+        payloadSourceOffset = 0;
         return this;
     }
 
@@ -118,6 +128,16 @@ public final class TransportPacket {
         payload = buf;
         payloadIndex = buf.readerIndex();
         payloadLength = buf.readableBytes();
+        payloadSource = null;
+    }
+
+    /** Sets the payload to {@code lengthBytes} bytes of {@code source} from {@code offset}, gathered at encode. */
+    public void payload(final PayloadSource source, final long offset, final int lengthBytes) {
+        payload = null;
+        payloadIndex = 0;
+        payloadLength = lengthBytes;
+        payloadSource = source;
+        payloadSourceOffset = offset;
     }
 
     @Override

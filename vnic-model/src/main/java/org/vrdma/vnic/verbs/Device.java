@@ -51,6 +51,7 @@ public final class Device implements FrameSink {
     private final TimerService timers;
     private final PacketCodec codec;
     private final ByteBufAllocator allocator;
+    private final ByteBufAllocator frameAllocator;
     private final FrameSink sink;
 
     private final int[] resourceCounts = new int[Resource.values().length];
@@ -79,6 +80,7 @@ public final class Device implements FrameSink {
         this.timers = Objects.requireNonNull(b.timers, "timers");
         this.codec = Objects.requireNonNull(b.codec, "codec");
         this.allocator = Objects.requireNonNull(b.allocator, "allocator");
+        this.frameAllocator = b.frameAllocator != null ? b.frameAllocator : allocator;
         this.sink = Objects.requireNonNull(b.sink, "sink");
         this.headroomBytes = b.headroomBytes;
         this.mrTable = new MemoryRegion[attributes.maxMr()];
@@ -295,7 +297,19 @@ public final class Device implements FrameSink {
 
     /** Encodes and sends {@code p}; returns the frame's wire length. */
     int transmit(final TransportPacket p, final TransportCounters counters) {
-        final ByteBuf frame = codec.encode(p, allocator, headroomBytes);
+        return transmit(encode(p), counters);
+    }
+
+    /**
+     * Encodes {@code p} into a new frame; a payload source's error (a bad address) propagates and
+     * nothing is sent.
+     */
+    ByteBuf encode(final TransportPacket p) {
+        return codec.encode(p, frameAllocator, headroomBytes);
+    }
+
+    /** Sends a frame from {@link #encode}; returns its wire length. */
+    int transmit(final ByteBuf frame, final TransportCounters counters) {
         final int bytes = frame.readableBytes();
         counters.txPackets++;
         counters.txBytes += bytes;
@@ -323,6 +337,7 @@ public final class Device implements FrameSink {
         private TimerService timers;
         private PacketCodec codec;
         private ByteBufAllocator allocator = ByteBufAllocator.DEFAULT;
+        private ByteBufAllocator frameAllocator;
         private FrameSink sink;
         private int headroomBytes;
 
@@ -364,6 +379,16 @@ public final class Device implements FrameSink {
 
         public Builder allocator(final ByteBufAllocator v) {
             allocator = v;
+            return this;
+        }
+
+        /**
+         * Where transmitted frames are allocated, default the {@link #allocator}: a sink that sends
+         * frames as they are built may hand out the memory they leave from (a real-time underlay's
+         * send arena), so the frame is never copied. Frames are asked for at their exact size.
+         */
+        public Builder frameAllocator(final ByteBufAllocator v) {
+            frameAllocator = v;
             return this;
         }
 

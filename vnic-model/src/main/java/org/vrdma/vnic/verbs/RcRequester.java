@@ -405,15 +405,16 @@ final class RcRequester {
         }
         p.ackReq = last || retx;
         p.psn = psn;
-        final ByteBuf payload = device.scratch();
+        // Gathered from memory straight into the frame when it is encoded.
+        p.payload(w, off, len);
+        final ByteBuf frame;
         try {
-            w.gather(off, payload, len);
+            frame = device.encode(p);
         } catch (final VerbsException e) {
             localFault(w, e);
             return;
         }
-        p.payload(payload);
-        emit(p, psn, nowNs, retx, true);
+        emit(device.transmit(frame, counters), psn, nowNs, retx, true);
     }
 
     private void sendReadRequest(final SendWqe w, final int startPsn, final long nowNs, final boolean retx) {
@@ -451,7 +452,10 @@ final class RcRequester {
 
     private void emit(
             final TransportPacket p, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
-        final int bytes = device.transmit(p, counters);
+        emit(device.transmit(p, counters), psn, nowNs, retx, sampleRtt);
+    }
+
+    private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
         if (retx) {
             counters.retransmittedPackets++;

@@ -1,12 +1,13 @@
 package org.vrdma.vnic.verbs;
 
 import io.netty.buffer.ByteBuf;
+import org.vrdma.vnic.transport.PayloadSource;
 
 /**
  * A posted send work request: the application's request copied at post time, its gather list
  * resolved to memory regions, and the requester's progress on it.
  */
-final class SendWqe {
+final class SendWqe implements PayloadSource {
     long wrId;
     WrOpcode opcode;
     int sendFlags;
@@ -53,7 +54,8 @@ final class SendWqe {
     }
 
     /** Appends {@code len} bytes of the message from {@code msgOffset} to {@code dst}. */
-    void gather(long msgOffset, final ByteBuf dst, int len) {
+    @Override
+    public void gather(long msgOffset, final ByteBuf dst, int len) {
         if (isInline) {
             dst.writeBytes(inline, (int) msgOffset, len);
             return;

@@ -43,6 +43,8 @@ public final class InnerFrame {
     public int ipOffset;
 
     public int ipHeaderBytes;
+    /** IPv4 total length (after {@link #parse}): the frame ends at {@code ipOffset + ipTotalBytes}. */
+    public int ipTotalBytes;
     /** True for UDP to port 4791 with a BTH present. */
     public boolean roce;
     /** BTH opcode when {@link #roce}, else -1. */
@@ -87,6 +89,7 @@ public final class InnerFrame {
         }
         ipOffset = ip;
         ipHeaderBytes = ihl;
+        ipTotalBytes = total;
         ecn = buf.getUnsignedByte(ip + 1) & 0b11;
         protocol = buf.getUnsignedByte(ip + 9);
         srcIp = buf.getInt(ip + 12);

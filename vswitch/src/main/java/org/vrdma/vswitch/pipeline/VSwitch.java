@@ -609,7 +609,12 @@ public final class VSwitch {
             drop(null, vpc, DropReason.NO_ROUTE, datagram);
             return;
         }
-        datagram.readerIndex(innerStart);
+        if (inner.roce) {
+            // A real-time underlay may pad datagrams to its GSO segment size; RoCE never carries
+            // bytes after the IPv4 packet, so the vNIC gets the frame exactly.
+            innerEnd = inner.ipOffset + inner.ipTotalBytes;
+        }
+        datagram.setIndex(innerStart, innerEnd);
         vpc.counters.onRx(innerEnd - innerStart);
         toEni(target.local, datagram, nowNs, hasTelemetry ? telemetry : null);
     }

@@ -1,7 +1,9 @@
 package org.vrdma.vswitch.udp;
 
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramChannel;
@@ -18,11 +20,23 @@ import org.vrdma.vswitch.pipeline.VSwitch;
 /**
  * The real-time underlay: one Netty UDP channel carrying a {@link VSwitch}'s Geneve datagrams.
  *
- * <p><b>Send.</b> With GSO, consecutive datagrams of equal size to the same destination are copied
- * into one pooled 64 KB buffer and written as one {@code SegmentedDatagramPacket}: the kernel cuts it
- * into datagrams of the segment size (the last may be shorter) with a single pass through the
- * stack. Without GSO each datagram is written as it is (no copy) and Netty batches them with
- * {@code sendmmsg}. Either way one flush is scheduled per burst, not per datagram.
+ * <p><b>Send.</b> With GSO, consecutive datagrams of equal size to the same destination lie back to
+ * back in a pooled send arena and leave as one {@code SegmentedDatagramPacket} (a slice of the
+ * arena): the kernel cuts it into datagrams of the segment size (the last may be shorter) with a
+ * single pass through the stack. Frames built with {@link #frameAllocator()} are placed in the
+ * arena where their datagram continues the open batch, so the kernel's copy is the only copy on
+ * the way out; other datagrams are copied into the arena once. Without GSO each datagram is
+ * written as it is (no copy) and Netty batches them with {@code sendmmsg}. Either way one flush is
+ * scheduled per burst, not per datagram.
+ *
+ * <p><b>In-place frames.</b> A frame's headroom holds the outer Ethernet/IPv4/UDP headers (42
+ * bytes) that a UDP socket does not send, so a frame whose datagram continues the previous one
+ * starts 42 bytes before the previous datagram's end: while the frame travels through the switch
+ * its outer headers cover that datagram's tail, which is saved when the region is handed out and
+ * put back when the frame is sent. If the frame is not sent straight away (dropped, queued by QoS
+ * or an emulated link, delivered locally), the reservation is abandoned at the next send, region
+ * or flush: the previous datagram then leaves from a copy with its saved tail, the frame keeps its
+ * headers, and the arena moves past it.
  *
  * <p><b>Receive.</b> With GRO the kernel hands several datagrams of one flow back in one buffer;
  * Netty's epoll channel splits it into retained slices before {@code channelRead}, so every
@@ -37,27 +51,59 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     static final int MAX_BATCH_BYTES = 65_000;
     /** The kernel's UDP_MAX_SEGMENTS on older kernels. */
     static final int MAX_SEGMENTS = 64;
+    /** Send arena: batches and in-place frames are laid out here until it is full. */
+    static final int ARENA_BYTES = 512 * 1024;
+    /**
+     * A batch's segment size is its first datagram's size plus this, and datagrams up to twice this
+     * shorter than the segment size are padded to it: a WRITE's first packet carries a 16-byte RETH
+     * and the rest do not, so without padding every message would split its GSO batch in two.
+     */
+    static final int PAD_BYTES = 16;
 
+    private static final int OUTER = UnderlayPort.OUTER_HEADERS_BYTES;
     private static final boolean INET4_HASH_IS_ADDRESS = inet4HashIsAddress();
 
     private final boolean gso;
     private final boolean gro;
     private final LongObjectHashMap<InetSocketAddress> addresses = new LongObjectHashMap<>();
     private final Runnable flushTask = this::flushTask;
+    private final FrameAllocator frameAllocator = new FrameAllocator();
     private DatagramChannel channel;
     private ByteBufAllocator allocator;
     private VSwitch vswitch;
     private boolean flushScheduled;
 
-    private ByteBuf batch;
+    // Send arena: [0, cursor) is taken (batches written or open, frames handed out).
+    private ByteBuf arena;
+    private long arenaAddress;
+    private int cursor;
+
+    // The open GSO batch: [batchStart, batchEnd) of the arena, its last datagram from lastStart.
+    private boolean batchOpen;
+    private int batchStart;
+    private int batchEnd;
+    private int lastStart;
+    private int lastBytes;
     private long batchDestination;
     private int segmentBytes;
     private int segments;
     private boolean batchClosed;
 
+    // The region last handed out by the frame allocator; its datagram would span [resStart, resEnd).
+    private boolean reserved;
+    private int resStart;
+    private int resEnd;
+    private boolean resOverlaps;
+    private boolean lastReservationAbandoned;
+    private final byte[] savedTail = new byte[OUTER];
+    /** {@link #PAD_BYTES}, or 0 once a send failed: a path whose MTU has no room for the padding. */
+    private int padBytes = PAD_BYTES;
+
     private long datagramsSent;
     private long gsoSends;
     private long gsoSegments;
+    private long inPlaceDatagrams;
+    private long abandonedReservations;
     private long sendsDroppedNotWritable;
     private long sendErrors;
     private String lastSendError = "";
@@ -85,6 +131,16 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return gro;
     }
 
+    /**
+     * Allocator for frames a vNIC sends through this host's switch (see {@code
+     * Device.Builder.frameAllocator}): on the loop, with GSO, a direct buffer of exactly the asked
+     * capacity in the send arena, so an encapsulated frame leaves without a copy; otherwise, and
+     * for heap buffers, the channel's pooled allocator. Buffers from the arena cannot grow.
+     */
+    public ByteBufAllocator frameAllocator() {
+        return frameAllocator;
+    }
+
     @Override
     public void send(ByteBuf datagram, long destination) {
         if (channel == null || !channel.isActive()) {
@@ -103,37 +159,186 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             return;
         }
         int bytes = datagram.readableBytes();
-        if (batch != null
-                && (destination != batchDestination
-                        || bytes > segmentBytes
-                        || batchClosed
-                        || segments == MAX_SEGMENTS
-                        || batch.readableBytes() + bytes > MAX_BATCH_BYTES)) {
+        if (reserved && isReservation(datagram, bytes)) {
+            reserved = false;
+            if (resOverlaps) {
+                arena.setBytes(resStart - OUTER, savedTail, 0, OUTER);
+            }
+            if (batchOpen && !(batchEnd == resStart && fits(destination, bytes))) {
+                writeBatch();
+            }
+            if (!batchOpen) {
+                openBatch(resStart, destination, bytes);
+            }
+            append(resStart, bytes);
+            cursor = batchEnd;
+            lastReservationAbandoned = false;
+            inPlaceDatagrams++;
+            datagram.release();
+            scheduleFlush();
+            return;
+        }
+        if (reserved) {
+            abandonReservation();
+        }
+        if (batchOpen
+                && !(batchEnd == cursor
+                        && fits(destination, bytes)
+                        && cursor + bytes + 2 * PAD_BYTES <= arena.capacity())) {
             writeBatch();
         }
-        if (batch == null) {
-            batch = allocator.directBuffer(MAX_BATCH_BYTES);
-            batchDestination = destination;
-            segmentBytes = bytes;
-            segments = 0;
-            batchClosed = false;
+        if (!batchOpen) {
+            if (arena == null || cursor + bytes + 2 * PAD_BYTES > arena.capacity()) {
+                newArena();
+            }
+            openBatch(cursor, destination, bytes);
         }
-        batch.writeBytes(datagram, datagram.readerIndex(), bytes);
+        arena.setBytes(cursor, datagram, datagram.readerIndex(), bytes);
+        append(cursor, bytes);
+        cursor = batchEnd;
         datagram.release();
-        segments++;
-        // Only the last segment may be shorter.
-        batchClosed = bytes < segmentBytes;
         scheduleFlush();
     }
 
+    private boolean isReservation(ByteBuf datagram, int bytes) {
+        return bytes == resEnd - resStart
+                && datagram.hasMemoryAddress()
+                && datagram.memoryAddress() + datagram.readerIndex() == arenaAddress + resStart;
+    }
+
+    private boolean fits(long destination, int bytes) {
+        return destination == batchDestination
+                && bytes <= segmentBytes
+                && !batchClosed
+                && segments < MAX_SEGMENTS
+                && batchEnd - batchStart + segmentBytes <= MAX_BATCH_BYTES;
+    }
+
+    private void openBatch(int start, long destination, int bytes) {
+        batchOpen = true;
+        batchStart = start;
+        batchEnd = start;
+        batchDestination = destination;
+        segmentBytes = Math.min(bytes + padBytes, MAX_BATCH_BYTES);
+        segments = 0;
+        batchClosed = false;
+    }
+
+    /**
+     * Appends the datagram at {@code start} (= {@link #batchEnd}). One at most {@code 2 *
+     * PAD_BYTES} shorter than the segment size is padded with zeros to it (the receiving switch
+     * trims RoCE frames to their IPv4 length); a shorter one can only be the last segment. The
+     * caller made sure the arena holds the padding.
+     */
+    private void append(int start, int bytes) {
+        lastStart = start;
+        lastBytes = bytes;
+        segments++;
+        int fill = segmentBytes - bytes;
+        if (fill <= 2 * padBytes) {
+            arena.setZero(start + bytes, fill);
+            batchEnd = start + segmentBytes;
+        } else {
+            batchEnd = start + bytes;
+            batchClosed = true;
+        }
+    }
+
+    /** A region in the arena for a frame of {@code capacityBytes}, or null when none can be had. */
+    private ByteBuf reserve(int capacityBytes) {
+        if (!gso
+                || channel == null
+                || !channel.isActive()
+                || !channel.eventLoop().inEventLoop()
+                || capacityBytes <= OUTER
+                || capacityBytes - OUTER > MAX_BATCH_BYTES
+                || (arena != null && arenaAddress == 0)) {
+            return null;
+        }
+        if (reserved) {
+            abandonReservation();
+        }
+        // The frame's outer headers may cover the open batch's last datagram only while frames
+        // leave as they are built; after an abandoned region, start clear of the batch.
+        boolean overlap = batchOpen && batchEnd == cursor && batchEnd - lastStart >= OUTER && !lastReservationAbandoned;
+        int start = overlap ? cursor - OUTER : cursor;
+        if (arena == null || start + capacityBytes + 2 * PAD_BYTES > arena.capacity()) {
+            if (batchOpen) {
+                writeBatch();
+            }
+            newArena();
+            if (!arena.hasMemoryAddress()) {
+                return null;
+            }
+            overlap = false;
+            start = 0;
+        }
+        if (overlap) {
+            arena.getBytes(start, savedTail, 0, OUTER);
+        }
+        reserved = true;
+        resOverlaps = overlap;
+        resStart = start + OUTER;
+        resEnd = start + capacityBytes;
+        return arena.retainedSlice(start, capacityBytes).clear();
+    }
+
+    /**
+     * The reserved frame did not come back in turn: it was dropped or is held. Its headers stay as
+     * the switch wrote them; the datagram they cover leaves from a copy with its saved tail.
+     */
+    private void abandonReservation() {
+        reserved = false;
+        abandonedReservations++;
+        if (resOverlaps) {
+            // The last datagram with its padding is [lastStart, batchEnd); the saved tail is its end.
+            int paddedBytes = batchEnd - lastStart;
+            ByteBuf copy = allocator.directBuffer(paddedBytes);
+            copy.writeBytes(arena, lastStart, paddedBytes - OUTER).writeBytes(savedTail, 0, OUTER);
+            copy.writerIndex(lastBytes);
+            long destination = batchDestination;
+            segments--;
+            batchEnd = lastStart;
+            // The datagrams before it were padded to the segment size; the new last one leaves so.
+            lastStart = batchEnd - segmentBytes;
+            lastBytes = segmentBytes;
+            if (segments > 0) {
+                writeBatch();
+            } else {
+                batchOpen = false;
+            }
+            if (channel.isWritable()) {
+                channel.write(new DatagramPacket(copy, address(destination)), channel.voidPromise());
+            } else {
+                sendsDroppedNotWritable++;
+                copy.release();
+            }
+        } else if (batchOpen) {
+            writeBatch();
+        }
+        cursor = Math.max(cursor, resEnd);
+        lastReservationAbandoned = true;
+    }
+
+    private void newArena() {
+        if (arena != null) {
+            arena.release();
+        }
+        arena = allocator.directBuffer(ARENA_BYTES, ARENA_BYTES);
+        arenaAddress = arena.hasMemoryAddress() ? arena.memoryAddress() : 0;
+        cursor = 0;
+        lastReservationAbandoned = false;
+    }
+
     private void writeBatch() {
-        ByteBuf b = batch;
-        batch = null;
+        batchOpen = false;
+        lastReservationAbandoned = false;
         if (!channel.isWritable()) {
             sendsDroppedNotWritable += segments;
-            b.release();
             return;
         }
+        // The last segment leaves without its padding.
+        ByteBuf b = arena.retainedSlice(batchStart, lastStart + lastBytes - batchStart);
         InetSocketAddress to = address(batchDestination);
         if (segments == 1) {
             channel.write(new DatagramPacket(b, to), channel.voidPromise());
@@ -162,7 +367,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void flushNow() {
         flushes++;
         flushScheduled = false;
-        if (batch != null) {
+        if (reserved) {
+            abandonReservation();
+        }
+        if (batchOpen) {
             writeBatch();
         }
         channel.flush();
@@ -229,7 +437,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         readBursts++;
         // What the switch sent while reading is flushed by the scheduled flush task, after the
         // tasks this read queued (completion handlers) have had their turn to send as well.
-        if (!flushScheduled && batch != null) {
+        if (!flushScheduled && batchOpen) {
             flushNow();
         }
     }
@@ -238,14 +446,19 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         sendErrors++;
+        // A GSO segment size above the path MTU fails the send (EINVAL): without padding the
+        // segments are no larger than the datagrams themselves. What was lost is resent by RC.
+        padBytes = 0;
         lastSendError = String.valueOf(cause.getMessage() == null ? cause : cause.getMessage());
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        if (batch != null) {
-            batch.release();
-            batch = null;
+        reserved = false;
+        batchOpen = false;
+        if (arena != null) {
+            arena.release();
+            arena = null;
         }
         super.channelInactive(ctx);
     }
@@ -280,6 +493,16 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return out == null ? 0 : out.totalPendingWriteBytes();
     }
 
+    /** Datagrams sent from the frame they were built in, without a copy into the arena. */
+    public long inPlaceDatagrams() {
+        return inPlaceDatagrams;
+    }
+
+    /** Frames handed out in the arena that were not sent in turn (dropped, queued, delivered locally). */
+    public long abandonedReservations() {
+        return abandonedReservations;
+    }
+
     public long sendsDroppedNotWritable() {
         return sendsDroppedNotWritable;
     }
@@ -301,5 +524,32 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     /** Received datagrams that arrived coalesced with others in one GRO read. */
     public long groCoalescedDatagrams() {
         return groCoalescedDatagrams;
+    }
+
+    /** {@link #frameAllocator()}: direct frames in the send arena, everything else pooled. */
+    private final class FrameAllocator extends AbstractByteBufAllocator {
+        FrameAllocator() {
+            super(true);
+        }
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            return pooled().heapBuffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            ByteBuf frame = reserve(initialCapacity);
+            return frame != null ? frame : pooled().directBuffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return true;
+        }
+
+        private ByteBufAllocator pooled() {
+            return allocator != null ? allocator : PooledByteBufAllocator.DEFAULT;
+        }
     }
 }
