@@ -5,11 +5,13 @@ import io.netty.channel.EventLoopGroup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.vrdma.runtime.FaultConfig;
 import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vswitch.pipeline.EgressConfig;
 import org.vrdma.vswitch.pipeline.EniConfig;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
@@ -199,6 +201,25 @@ public final class VerbsHost implements AutoCloseable {
             }
             return sb.toString();
         });
+    }
+
+    /**
+     * Injects faults on this host's uplink, as a lossy underlay would: {@code data} for data packets,
+     * {@code control} for ACKs, NAKs and CNPs; seeded by the switch, so a run is repeatable in the
+     * packets it drops. {@link FaultConfig#NONE} turns them off.
+     */
+    public void uplinkFaults(FaultConfig data, FaultConfig control) {
+        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
+        loop.call(() -> {
+            host.vswitch().setUplink(egress);
+            return null;
+        });
+    }
+
+    /** Packets the uplink's injected faults dropped so far. */
+    public long uplinkInjectedLosses() {
+        return loop.call(() ->
+                host.vswitch().uplink().dataLost() + host.vswitch().uplink().controlLost());
     }
 
     /** Queue pairs alive on the device now (a check for leaks). */

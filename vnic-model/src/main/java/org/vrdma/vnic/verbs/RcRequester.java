@@ -463,7 +463,9 @@ final class RcRequester {
         if (retx) {
             w.reRequestedPsn = startPsn;
         }
-        emit(p, startPsn, nowNs, retx, false);
+        // A first request times the round trip to its first response (Karn: not a repeat), so the
+        // RTO learns how long a responder takes even when a QP only reads.
+        emit(p, startPsn, nowNs, retx, true);
     }
 
     private void sendAtomic(final SendWqe w, final long nowNs, final boolean retx) {
