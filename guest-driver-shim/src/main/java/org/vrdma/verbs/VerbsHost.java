@@ -196,6 +196,7 @@ public final class VerbsHost implements AutoCloseable {
             sb.append(" not writable ").append(u.sendsDroppedNotWritable());
             sb.append(" pending ").append(u.pendingWriteBytes()).append('B');
             sb.append(" send errors ").append(u.sendErrors());
+            sb.append(" rcvbuf ").append(host.receiveBufferBytes()).append('B');
             if (u.sendErrors() > 0) {
                 sb.append(" (").append(u.lastSendError()).append(')');
             }

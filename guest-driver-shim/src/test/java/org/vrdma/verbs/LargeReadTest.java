@@ -87,7 +87,7 @@ class LargeReadTest {
         TransportCounters db = hostB.transportCounters().since(b0);
         System.out.printf(
                 "READ %d B, loss %.2f: %s in %d ms; responses %d for %d packets, READ requests %d (%d repeated),"
-                        + " timeouts %d, injected losses %d, UDP RcvbufErrors (whole machine) %d%n  A %s%n  B %s%n",
+                        + " timeouts %d, injected losses %d, UDP RcvbufErrors (whole machine) %d%n  A %s%n  B %s%n  A's switch: %s%n",
                 bytes,
                 loss,
                 wc.status,
@@ -100,7 +100,8 @@ class LargeReadTest {
                 hostA.uplinkInjectedLosses() + hostB.uplinkInjectedLosses(),
                 udpRcvbufErrors() - rcvbufErrors0,
                 da,
-                db);
+                db,
+                hostA.switchCounters());
         assertThat(wc.status).isEqualTo(WcStatus.SUCCESS);
         assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_READ);
         assertThat(wc.wrId).isEqualTo(7);
