@@ -223,6 +223,15 @@ public final class VerbsHost implements AutoCloseable {
                 host.vswitch().uplink().dataLost() + host.vswitch().uplink().controlLost());
     }
 
+    /**
+     * Sets the underlay socket's receive buffer ({@code SO_RCVBUF}: the kernel doubles the request
+     * and caps it at {@code net.core.rmem_max}) and returns the bytes it granted. The host asks for
+     * 4 MiB at start; an ordinary user on a stock system gets 425,984.
+     */
+    public int underlayReceiveBufferBytes(int requestedBytes) {
+        return loop.call(() -> host.receiveBufferBytes(requestedBytes));
+    }
+
     /** Queue pairs alive on the device now (a check for leaks). */
     public int liveQueuePairs() {
         return loop.call(() -> {

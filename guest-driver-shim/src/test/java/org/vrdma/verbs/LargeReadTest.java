@@ -51,13 +51,29 @@ class LargeReadTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} bytes, loss {1}")
-    @CsvSource({"1048576, 0", "16777216, 0", "1048576, 0.01", "16777216, 0.01"})
-    void largeReadIsByteExact(final int bytes, final double loss) throws Exception {
+    /**
+     * The last two cases shrink both sockets' receive buffers to what an ordinary user gets from a
+     * stock {@code net.core.rmem_max} of 212,992 bytes (the kernel doubles it): READ responses in
+     * flight are bounded by the TX window, not by how much the socket holds.
+     */
+    @ParameterizedTest(name = "{0} bytes, loss {1}, SO_RCVBUF request {2}")
+    @CsvSource({
+        "1048576, 0, 0",
+        "16777216, 0, 0",
+        "1048576, 0.01, 0",
+        "16777216, 0.01, 0",
+        "1048576, 0, 212992",
+        "16777216, 0.01, 212992"
+    })
+    void largeReadIsByteExact(final int bytes, final double loss, final int rcvbufBytes) throws Exception {
         hostA = VerbsHost.start(Peer.hostOptions("lr-a", "10.0.0.1"));
         hostB = VerbsHost.start(Peer.hostOptions("lr-b", "10.0.0.2"));
         a = new Peer(hostA, bytes);
         b = new Peer(hostB, bytes);
+        if (rcvbufBytes > 0) {
+            assertThat(hostA.underlayReceiveBufferBytes(rcvbufBytes)).isEqualTo(2 * rcvbufBytes);
+            assertThat(hostB.underlayReceiveBufferBytes(rcvbufBytes)).isEqualTo(2 * rcvbufBytes);
+        }
         IbvQp qa = a.rcQp(16);
         IbvQp qb = b.rcQp(16);
         Peer.connect(a, qa, b, qb);

@@ -170,6 +170,15 @@ public final class VSwitchHost implements AutoCloseable {
         return channel.config().getReceiveBufferSize();
     }
 
+    /**
+     * Asks for another receive buffer ({@code SO_RCVBUF}; the kernel doubles it and caps it as for
+     * any user) and returns what it granted, as {@link #receiveBufferBytes()}.
+     */
+    public int receiveBufferBytes(int requestedBytes) {
+        channel.config().setReceiveBufferSize(requestedBytes);
+        return receiveBufferBytes();
+    }
+
     public NettyUnderlay underlay() {
         return underlay;
     }
