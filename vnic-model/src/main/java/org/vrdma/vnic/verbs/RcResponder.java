@@ -391,10 +391,11 @@ final class RcResponder {
             // Re-execute: the requester lost (some of) the responses. PSNs come from the request.
             if (checkRemote(p.rethRkey, p.rethVa, p.rethLength, AccessFlags.REMOTE_READ) == 0) {
                 final int end = Psn.add(p.psn, sendReadResponses(p));
-                if (Psn.gt(end, ePsn)) {
+                if (Psn.gt(end, ePsn) && messageState == NO_MESSAGE) {
                     // A repeated request asks again for everything asked before, in one request: it may
                     // reach past requests of the same READ that never arrived. Their responses are sent
-                    // now, so the expected PSN moves past them.
+                    // now, so the expected PSN moves past them (between READ requests no SEND or WRITE
+                    // is half done).
                     ePsn = end;
                     msn = (msn + 1) & Psn.MASK;
                     nakSent = false;
