@@ -5,11 +5,13 @@ import io.netty.channel.EventLoopGroup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.vrdma.runtime.FaultConfig;
 import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vswitch.pipeline.EgressConfig;
 import org.vrdma.vswitch.pipeline.EniConfig;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
@@ -194,11 +196,40 @@ public final class VerbsHost implements AutoCloseable {
             sb.append(" not writable ").append(u.sendsDroppedNotWritable());
             sb.append(" pending ").append(u.pendingWriteBytes()).append('B');
             sb.append(" send errors ").append(u.sendErrors());
+            sb.append(" rcvbuf ").append(host.receiveBufferBytes()).append('B');
             if (u.sendErrors() > 0) {
                 sb.append(" (").append(u.lastSendError()).append(')');
             }
             return sb.toString();
         });
+    }
+
+    /**
+     * Injects faults on this host's uplink, as a lossy underlay would: {@code data} for data packets,
+     * {@code control} for ACKs, NAKs and CNPs; seeded by the switch, so a run is repeatable in the
+     * packets it drops. {@link FaultConfig#NONE} turns them off.
+     */
+    public void uplinkFaults(FaultConfig data, FaultConfig control) {
+        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
+        loop.call(() -> {
+            host.vswitch().setUplink(egress);
+            return null;
+        });
+    }
+
+    /** Packets the uplink's injected faults dropped so far. */
+    public long uplinkInjectedLosses() {
+        return loop.call(() ->
+                host.vswitch().uplink().dataLost() + host.vswitch().uplink().controlLost());
+    }
+
+    /**
+     * Sets the underlay socket's receive buffer ({@code SO_RCVBUF}: the kernel doubles the request
+     * and caps it at {@code net.core.rmem_max}) and returns the bytes it granted. The host asks for
+     * 4 MiB at start; an ordinary user on a stock system gets 425,984.
+     */
+    public int underlayReceiveBufferBytes(int requestedBytes) {
+        return loop.call(() -> host.receiveBufferBytes(requestedBytes));
     }
 
     /** Queue pairs alive on the device now (a check for leaks). */

@@ -58,6 +58,11 @@ final class Peer implements AutoCloseable {
 
     /** The next completion of this side's CQ, waiting on the channel; fails after the timeout. */
     IbvWc next() {
+        return next(TIMEOUT);
+    }
+
+    /** The next completion, waiting at most {@code timeout} for each channel event. */
+    IbvWc next(Duration timeout) {
         while (true) {
             if (cq.poll(one) == 1) {
                 return copy(one[0]);
@@ -66,9 +71,9 @@ final class Peer implements AutoCloseable {
             if (cq.poll(one) == 1) {
                 return copy(one[0]);
             }
-            IbvCq ev = channel.getCqEvent(TIMEOUT);
+            IbvCq ev = channel.getCqEvent(timeout);
             if (ev == null) {
-                throw new AssertionError("no completion within " + TIMEOUT);
+                throw new AssertionError("no completion within " + timeout);
             }
             ev.ackEvents(1);
         }

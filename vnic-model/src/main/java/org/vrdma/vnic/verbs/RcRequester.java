@@ -222,7 +222,7 @@ final class RcRequester {
                 if ((w.sendFlags & SendFlags.FENCE) != 0 && outstandingRdAtomic > 0) {
                     return;
                 }
-                if (!windowAllows(w.opcode == WrOpcode.RDMA_READ ? w.numPackets : 1) || paced(nowNs)) {
+                if (!windowAllows(packetsAtCursor(w)) || paced(nowNs)) {
                     return;
                 }
                 w.firstPsn = curPsn;
@@ -233,11 +233,31 @@ final class RcRequester {
                 if (w.opcode.isReadOrAtomic()) {
                     outstandingRdAtomic++;
                 }
-            } else if (!windowAllows(1) || paced(nowNs)) {
+            } else if (!windowAllows(packetsAtCursor(w)) || paced(nowNs)) {
                 return;
             }
             emitAtCursor(nowNs);
         }
+    }
+
+    /** Packets the next new transmission of {@code w} at the cursor puts in flight. */
+    private int packetsAtCursor(final SendWqe w) {
+        return w.opcode == WrOpcode.RDMA_READ ? readRequestPackets(w, curPkt) : 1;
+    }
+
+    /**
+     * Response packets one new READ request asks for, from packet {@code pkt} of {@code w}: a quarter
+     * of the TX window. Responses are not acknowledged, so the window is the only thing that keeps a
+     * large READ from arriving as one burst (1 MiB is 256 packets of 4 KiB) that overflows the
+     * requester's socket buffer; a READ therefore goes out as several requests, each for the next
+     * part of the remote buffer (PSN, VA and length advanced), like the requests that recover a READ
+     * from its first missing response. Several requests in flight keep the responses flowing.
+     */
+    private int readRequestPackets(final SendWqe w, final int pkt) {
+        final int remaining = w.numPackets - pkt;
+        final int windowPackets = window.windowPackets();
+        final int chunk = Math.max(1, Math.min(windowPackets / 4, trackMask / 2));
+        return Math.min(remaining, chunk);
     }
 
     private boolean windowAllows(final int packets) {
@@ -265,13 +285,22 @@ final class RcRequester {
         final boolean retx = Psn.lt(curPsn, sndMax);
         switch (w.opcode) {
             case RDMA_READ -> {
+                // A new request asks for the next part; a replay asks again for what was asked before.
+                final int end = retx
+                        ? Psn.min(w.lastPsn(), Psn.prev(sndMax))
+                        : Psn.add(curPsn, readRequestPackets(w, curPkt) - 1);
                 if (!w.responseDone) {
                     final int start = Psn.lt(curPsn, w.readNextPsn) ? w.readNextPsn : curPsn;
-                    sendReadRequest(w, start, nowNs, retx);
+                    if (Psn.le(start, end)) {
+                        sendReadRequest(w, start, end, nowNs, retx);
+                    }
                 }
-                curPsn = Psn.next(w.lastPsn());
-                curSeq++;
-                curPkt = 0;
+                curPsn = Psn.next(end);
+                curPkt = Psn.diff(curPsn, w.firstPsn);
+                if (curPkt == w.numPackets) {
+                    curSeq++;
+                    curPkt = 0;
+                }
             }
             case ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD -> {
                 if (!w.responseDone) {
@@ -352,8 +381,10 @@ final class RcRequester {
         }
         final SendWqe w = sq.get(seq);
         if (w.opcode == WrOpcode.RDMA_READ) {
-            if (!w.responseDone) {
-                sendReadRequest(w, Psn.lt(psn, w.readNextPsn) ? w.readNextPsn : psn, nowNs, true);
+            final int start = Psn.lt(psn, w.readNextPsn) ? w.readNextPsn : psn;
+            final int end = Psn.min(w.lastPsn(), Psn.prev(sndMax));
+            if (!w.responseDone && Psn.le(start, end)) {
+                sendReadRequest(w, start, end, nowNs, true);
             }
         } else if (w.opcode.isAtomic()) {
             if (!w.responseDone) {
@@ -417,20 +448,25 @@ final class RcRequester {
         emit(device.transmit(frame, counters), psn, nowNs, retx, true);
     }
 
-    private void sendReadRequest(final SendWqe w, final int startPsn, final long nowNs, final boolean retx) {
+    /** Asks for the responses {@code startPsn..endPsn} of {@code w}: that part of the remote buffer. */
+    private void sendReadRequest(
+            final SendWqe w, final int startPsn, final int endPsn, final long nowNs, final boolean retx) {
         final TransportPacket p = device.txPacket();
         qp.fillRcHeaders(p);
         final long off = (long) Psn.diff(startPsn, w.firstPsn) * pmtu;
+        final long end = Math.min(w.totalLength, (long) (Psn.diff(endPsn, w.firstPsn) + 1) * pmtu);
         p.opcode = Opcodes.RC_RDMA_READ_REQUEST;
         p.rethVa = w.remoteAddr + off;
         p.rethRkey = w.rkey;
-        p.rethLength = (int) (w.totalLength - off);
+        p.rethLength = (int) (end - off);
         p.psn = startPsn;
         p.ackReq = true;
         if (retx) {
             w.reRequestedPsn = startPsn;
         }
-        emit(p, startPsn, nowNs, retx, false);
+        // A first request times the round trip to its first response (Karn: not a repeat), so the
+        // RTO learns how long a responder takes even when a QP only reads.
+        emit(p, startPsn, nowNs, retx, true);
     }
 
     private void sendAtomic(final SendWqe w, final long nowNs, final boolean retx) {

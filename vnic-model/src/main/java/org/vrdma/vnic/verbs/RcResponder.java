@@ -390,7 +390,18 @@ final class RcResponder {
         if (op == Opcodes.RC_RDMA_READ_REQUEST) {
             // Re-execute: the requester lost (some of) the responses. PSNs come from the request.
             if (checkRemote(p.rethRkey, p.rethVa, p.rethLength, AccessFlags.REMOTE_READ) == 0) {
-                sendReadResponses(p);
+                final int end = Psn.add(p.psn, sendReadResponses(p));
+                if (Psn.gt(end, ePsn) && messageState == NO_MESSAGE) {
+                    // A repeated request asks again for everything asked before, in one request: it may
+                    // reach past requests of the same READ that never arrived. Their responses are sent
+                    // now, so the expected PSN moves past them (between READ requests no SEND or WRITE
+                    // is half done).
+                    ePsn = end;
+                    msn = (msn + 1) & Psn.MASK;
+                    nakSent = false;
+                    unacked = 0;
+                    drainPlaced();
+                }
             }
         } else if (op == Opcodes.RC_COMPARE_SWAP || op == Opcodes.RC_FETCH_ADD) {
             for (int i = 0; i < ATOMIC_REPLAY_SLOTS; i++) {

@@ -31,6 +31,12 @@ final class Fabric implements AutoCloseable {
     final LinkModel ba;
     private final List<QueuePair> qps = new ArrayList<>();
     private boolean markCe;
+    private java.util.function.Consumer<io.netty.buffer.ByteBuf> tapAtoB = frame -> {};
+
+    /** Shows every frame A sends (before the link's faults) to {@code tap}, which must not keep it. */
+    void tapAtoB(final java.util.function.Consumer<io.netty.buffer.ByteBuf> tap) {
+        tapAtoB = tap;
+    }
 
     /** Marks every ECN-capable frame from A to B with CE, as a congested queue would. */
     void markCe(final boolean on) {
@@ -94,7 +100,10 @@ final class Fabric implements AutoCloseable {
                 .timers(scheduler)
                 .codec(new RocePacketCodec())
                 .allocator(allocator)
-                .sink((frame, nowNs) -> links[0].send(markCe ? Fabric.setCe(frame) : frame))
+                .sink((frame, nowNs) -> {
+                    tapAtoB.accept(frame);
+                    links[0].send(markCe ? Fabric.setCe(frame) : frame);
+                })
                 .build();
         b.device = Device.builder()
                 .name("b")

@@ -160,6 +160,24 @@ public final class VSwitchHost implements AutoCloseable {
         return underlay.gro();
     }
 
+    /**
+     * The socket's receive buffer as the kernel granted it: twice the smaller of the requested
+     * {@value #SOCKET_BUFFER_BYTES} bytes and {@code net.core.rmem_max} (425,984 bytes with the
+     * common default of 212,992 for an ordinary user), what datagrams waiting to be read may occupy.
+     */
+    public int receiveBufferBytes() {
+        return channel.config().getReceiveBufferSize();
+    }
+
+    /**
+     * Asks for another receive buffer ({@code SO_RCVBUF}; the kernel doubles it and caps it as for
+     * any user) and returns what it granted, as {@link #receiveBufferBytes()}.
+     */
+    public int receiveBufferBytes(int requestedBytes) {
+        channel.config().setReceiveBufferSize(requestedBytes);
+        return receiveBufferBytes();
+    }
+
     public NettyUnderlay underlay() {
         return underlay;
     }
