@@ -20,7 +20,6 @@ import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.Percentiles;
 import org.vrdma.runtime.FaultConfig;
-import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
 import org.vrdma.vnic.transport.RocePacketCodec;
@@ -58,7 +57,7 @@ final class VirtualLab implements LabRun {
     private final List<EcmpSwitch> switches = new ArrayList<>();
     private final List<Wire> wires = new ArrayList<>();
     private final List<EgressPort> hostPorts = new ArrayList<>();
-    private final List<EgressPort> fabricPorts = new ArrayList<>();
+    private final List<FabricPort> fabricPorts = new ArrayList<>();
     private final List<String> fabricPortNames = new ArrayList<>();
     private final List<List<VirtualEni>> enis = new ArrayList<>();
     private final List<HostHandle> hostHandles = new ArrayList<>();
@@ -260,10 +259,10 @@ final class VirtualLab implements LabRun {
         throw new IllegalStateException();
     }
 
-    private FrameSink sinkOf(int node, EcmpSwitch[] byNode) {
+    private TaggedSink sinkOf(int node, EcmpSwitch[] byNode) {
         if (node < vswitches.length) {
             VSwitch vs = vswitches[node];
-            return (frame, nowNs) -> vs.onUnderlayFrame(frame);
+            return (frame, tag, nowNs) -> vs.onUnderlayFrame(frame);
         }
         return byNode[node];
     }
@@ -475,7 +474,7 @@ final class VirtualLab implements LabRun {
         for (EgressPort p : hostPorts) {
             n += p.txPackets();
         }
-        for (EgressPort p : fabricPorts) {
+        for (FabricPort p : fabricPorts) {
             n += p.txPackets();
         }
         return n;
@@ -531,9 +530,12 @@ final class VirtualLab implements LabRun {
         long ecn = 0;
         long drops = 0;
         long lost = 0;
-        List<EgressPort> all = new ArrayList<>(hostPorts);
-        all.addAll(fabricPorts);
-        for (EgressPort p : all) {
+        for (EgressPort p : hostPorts) {
+            ecn += p.ecnMarked();
+            drops += p.bufferDrops();
+            lost += p.dataLost() + p.controlLost();
+        }
+        for (FabricPort p : fabricPorts) {
             ecn += p.ecnMarked();
             drops += p.bufferDrops();
             lost += p.dataLost() + p.controlLost();
@@ -589,9 +591,14 @@ final class VirtualLab implements LabRun {
                 rxGbps[h][samples] = (rx - lastRx[h]) * 8.0 / intervalNs;
                 lastRx[h] = rx;
             }
-            List<EgressPort> ports = fabricPorts.isEmpty() ? hostPorts : fabricPorts;
-            for (int p = 0; p < ports.size(); p++) {
-                queueKb[p][samples] = ports.get(p).queuedBytes() / 1000.0;
+            if (fabricPorts.isEmpty()) {
+                for (int p = 0; p < hostPorts.size(); p++) {
+                    queueKb[p][samples] = hostPorts.get(p).queuedBytes() / 1000.0;
+                }
+            } else {
+                for (int p = 0; p < fabricPorts.size(); p++) {
+                    queueKb[p][samples] = fabricPorts.get(p).queuedBytes() / 1000.0;
+                }
             }
             samples++;
             scheduler.scheduleAt(nowNs + intervalNs, this);
