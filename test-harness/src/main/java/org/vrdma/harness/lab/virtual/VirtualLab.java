@@ -296,7 +296,7 @@ final class VirtualLab implements LabRun {
                         config.initialRtoNs(),
                         config.infiniteTimeoutCeilingNs(),
                         config.cnpIntervalNs(),
-                        config.sackWindowPackets(),
+                        sackWindowPackets(windowBytes, t.mtuBytes(), config.sackWindowPackets()),
                         config.rateWindowFactory());
                 Device.Builder builder = Device.builder()
                         .name(spec.id())
@@ -345,6 +345,17 @@ final class VirtualLab implements LabRun {
                 }
             }
         }
+    }
+
+    /**
+     * PSNs selective repeat tracks per QP: eight windows of packets (a power of two, at least 256,
+     * at most the transport's default), not the default's 4096, whose arrays made most of what a
+     * flow's QP pair allocates.
+     */
+    static int sackWindowPackets(long windowBytes, int mtuBytes, int defaultPackets) {
+        long windowPackets = Math.max(1, (windowBytes + mtuBytes - 1) / mtuBytes);
+        long packets = Long.highestOneBit(Math.max(1, windowPackets * 8 - 1)) << 1;
+        return (int) Math.min(defaultPackets, Math.max(256, packets));
     }
 
     /** Round trip of the longest host-to-host path on the empty network (one MTU packet and its ACK). */
