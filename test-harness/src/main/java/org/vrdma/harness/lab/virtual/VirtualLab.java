@@ -1,6 +1,5 @@
 package org.vrdma.harness.lab.virtual;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -52,7 +51,7 @@ final class VirtualLab implements LabRun {
     private final Lab lab;
     private final LabNetwork network;
     private final VirtualTimeScheduler scheduler;
-    private final ByteBufAllocator allocator;
+    private final FramePool allocator;
     private final VSwitch[] vswitches;
     private final List<EcmpSwitch> switches = new ArrayList<>();
     private final List<Wire> wires = new ArrayList<>();
@@ -74,7 +73,7 @@ final class VirtualLab implements LabRun {
         this.lab = input.withDefaults();
         this.network = TopologyGenerator.resolve(lab);
         this.scheduler = new VirtualTimeScheduler(lab.seed());
-        this.allocator = new PooledByteBufAllocator(true);
+        this.allocator = new FramePool(lab.transport().mtuBytes() + 1024, new PooledByteBufAllocator(true));
         int hosts = network.hosts().size();
         this.vswitches = new VSwitch[hosts];
         boolean intNeeded = usesHpcc();
@@ -695,5 +694,6 @@ final class VirtualLab implements LabRun {
         for (Wire w : wires) {
             w.close();
         }
+        allocator.close();
     }
 }

@@ -1,0 +1,140 @@
+package org.vrdma.harness.lab.virtual;
+
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+
+/**
+ * The buffer allocator of a virtual lab: every frame the vNICs and vSwitches make comes from two
+ * free lists of direct buffers (small, for ACKs and CNPs, and MTU-sized for data), and a released
+ * frame goes back to its list, so a packet costs no allocation at all once the lists hold the
+ * frames in flight. Netty's pooled allocator, behind it for everything else (memory regions,
+ * larger buffers), gives each buffer a new wrapper object once its per-thread recycler runs dry,
+ * which a fabric holding tens of thousands of frames in its queues makes it do on every packet.
+ * Confined to the lab's thread; buffers are not zeroed on reuse (as pooled ones are not).
+ */
+final class FramePool extends AbstractByteBufAllocator {
+    static final int SMALL_BYTES = 512;
+
+    private final ByteBufAllocator fallback;
+    private final int largeBytes;
+    private final Frames small;
+    private final Frames large;
+    private boolean closed;
+    private long created;
+
+    /** @param largeBytes capacity of the large frames (the largest frame a lab sends) */
+    FramePool(int largeBytes, ByteBufAllocator fallback) {
+        super(true);
+        this.fallback = fallback;
+        this.largeBytes = Math.max(SMALL_BYTES, largeBytes);
+        this.small = new Frames(SMALL_BYTES);
+        this.large = new Frames(this.largeBytes);
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+        if (!closed && maxCapacity >= largeBytes) {
+            if (initialCapacity <= SMALL_BYTES) {
+                return small.take();
+            }
+            if (initialCapacity <= largeBytes) {
+                return large.take();
+            }
+        }
+        return fallback.directBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+        return fallback.heapBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+        return true;
+    }
+
+    /** Frames made so far (the most ever in use at once). */
+    long framesCreated() {
+        return created;
+    }
+
+    /** Frees the free frames; frames released later are freed, not kept. */
+    void close() {
+        closed = true;
+        small.freeAll();
+        large.freeAll();
+    }
+
+    /** A free list of frames of one capacity. */
+    private final class Frames {
+        private final int capacity;
+        private Frame[] free = new Frame[256];
+        private int count;
+
+        Frames(int capacity) {
+            this.capacity = capacity;
+        }
+
+        ByteBuf take() {
+            if (count == 0) {
+                created++;
+                return new Frame(FramePool.this, this, capacity);
+            }
+            Frame f = free[--count];
+            free[count] = null;
+            f.reuse();
+            return f;
+        }
+
+        /** Keeps {@code f}; false when it cannot be kept (it grew, or the pool is closed). */
+        boolean give(Frame f) {
+            if (closed || f.capacity() != capacity) {
+                return false;
+            }
+            if (count == free.length) {
+                free = java.util.Arrays.copyOf(free, count * 2);
+            }
+            free[count++] = f;
+            return true;
+        }
+
+        void freeAll() {
+            while (count > 0) {
+                Frame f = free[--count];
+                free[count] = null;
+                f.free();
+            }
+        }
+    }
+
+    /** A direct buffer that goes back to its free list when its last reference is released. */
+    private static final class Frame extends UnpooledUnsafeDirectByteBuf {
+        private final Frames home;
+
+        Frame(ByteBufAllocator alloc, Frames home, int capacity) {
+            super(alloc, capacity, Integer.MAX_VALUE);
+            this.home = home;
+        }
+
+        void reuse() {
+            resetRefCnt();
+            clear();
+            markReaderIndex();
+            markWriterIndex();
+        }
+
+        @Override
+        protected void deallocate() {
+            if (!home.give(this)) {
+                super.deallocate();
+            }
+        }
+
+        void free() {
+            super.deallocate();
+        }
+    }
+}
