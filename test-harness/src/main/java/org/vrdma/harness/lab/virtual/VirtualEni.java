@@ -116,19 +116,27 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
 
     /** Creates an RC QP in RESET with congestion control {@code cc} (null: the ENI's). */
     QueuePair createQp(RateWindowSourceFactory cc, RecoveryMode mode, int depth) {
-        return createQp(cc, mode, depth, depth);
+        nextQpFactory = cc;
+        try {
+            QpInitAttr attr = QpInitAttr.of(QpType.RC, cq);
+            attr.recoveryMode = mode;
+            attr.cap = new QpCap(depth, depth, 1, 1, 64);
+            return context.createQueuePair(pd, attr);
+        } finally {
+            nextQpFactory = null;
+        }
     }
 
     /**
-     * Creates an RC QP in RESET with send and receive queues of the given depths (a flow's
-     * requester posts no receives, its responder no sends: one entry each).
+     * Creates an RC QP in RESET with send and receive queues of the given depths and no inline data
+     * (a flow's requester posts no receives and nothing inline, its responder no sends).
      */
     QueuePair createQp(RateWindowSourceFactory cc, RecoveryMode mode, int sendDepth, int recvDepth) {
         nextQpFactory = cc;
         try {
             QpInitAttr attr = QpInitAttr.of(QpType.RC, cq);
             attr.recoveryMode = mode;
-            attr.cap = new QpCap(sendDepth, recvDepth, 1, 1, sendDepth > 1 ? 64 : 0);
+            attr.cap = new QpCap(sendDepth, recvDepth, 1, 1, 0);
             return context.createQueuePair(pd, attr);
         } finally {
             nextQpFactory = null;
