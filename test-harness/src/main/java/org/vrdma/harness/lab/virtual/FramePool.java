@@ -3,7 +3,9 @@ package org.vrdma.harness.lab.virtual;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+import io.netty.util.internal.PlatformDependent;
 
 /**
  * The buffer allocator of a virtual lab: every frame the vNICs and vSwitches make comes from two
@@ -18,6 +20,7 @@ final class FramePool extends AbstractByteBufAllocator {
     static final int SMALL_BYTES = 512;
 
     private final ByteBufAllocator fallback;
+    private final boolean unsafe = PlatformDependent.hasUnsafe();
     private final int largeBytes;
     private final Frames small;
     private final Frames large;
@@ -81,12 +84,14 @@ final class FramePool extends AbstractByteBufAllocator {
         ByteBuf take() {
             if (count == 0) {
                 created++;
-                return new Frame(FramePool.this, this, capacity);
+                return unsafe
+                        ? new UnsafeFrame(FramePool.this, this, capacity)
+                        : new BufferFrame(FramePool.this, this, capacity);
             }
             Frame f = free[--count];
             free[count] = null;
             f.reuse();
-            return f;
+            return (ByteBuf) f;
         }
 
         /** Keeps {@code f}; false when it cannot be kept (it grew, or the pool is closed). */
@@ -111,15 +116,27 @@ final class FramePool extends AbstractByteBufAllocator {
     }
 
     /** A direct buffer that goes back to its free list when its last reference is released. */
-    private static final class Frame extends UnpooledUnsafeDirectByteBuf {
+    private interface Frame {
+        /** Makes a free frame new: one reference, indices and marks at 0. */
+        void reuse();
+
+        /** Frees the memory for good. */
+        void free();
+
+        int capacity();
+    }
+
+    /** A frame accessed through {@code Unsafe} (when Netty may use it). */
+    private static final class UnsafeFrame extends UnpooledUnsafeDirectByteBuf implements Frame {
         private final Frames home;
 
-        Frame(ByteBufAllocator alloc, Frames home, int capacity) {
+        UnsafeFrame(ByteBufAllocator alloc, Frames home, int capacity) {
             super(alloc, capacity, Integer.MAX_VALUE);
             this.home = home;
         }
 
-        void reuse() {
+        @Override
+        public void reuse() {
             resetRefCnt();
             clear();
             markReaderIndex();
@@ -133,7 +150,38 @@ final class FramePool extends AbstractByteBufAllocator {
             }
         }
 
-        void free() {
+        @Override
+        public void free() {
+            super.deallocate();
+        }
+    }
+
+    /** A frame accessed through its {@code ByteBuffer}. */
+    private static final class BufferFrame extends UnpooledDirectByteBuf implements Frame {
+        private final Frames home;
+
+        BufferFrame(ByteBufAllocator alloc, Frames home, int capacity) {
+            super(alloc, capacity, Integer.MAX_VALUE);
+            this.home = home;
+        }
+
+        @Override
+        public void reuse() {
+            resetRefCnt();
+            clear();
+            markReaderIndex();
+            markWriterIndex();
+        }
+
+        @Override
+        protected void deallocate() {
+            if (!home.give(this)) {
+                super.deallocate();
+            }
+        }
+
+        @Override
+        public void free() {
             super.deallocate();
         }
     }
