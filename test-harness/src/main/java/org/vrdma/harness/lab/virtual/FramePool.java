@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
 import io.netty.util.internal.PlatformDependent;
+import java.nio.ByteBuffer;
 
 /**
  * The buffer allocator of a virtual lab: every frame the vNICs and vSwitches make comes from two
@@ -14,10 +15,16 @@ import io.netty.util.internal.PlatformDependent;
  * frames in flight. Netty's pooled allocator, behind it for everything else (memory regions,
  * larger buffers), gives each buffer a new wrapper object once its per-thread recycler runs dry,
  * which a fabric holding tens of thousands of frames in its queues makes it do on every packet.
- * Confined to the lab's thread; buffers are not zeroed on reuse (as pooled ones are not).
+ * Frames are carved out of 16 MiB chunks. Confined to the lab's thread; buffers are not zeroed
+ * on reuse (as pooled ones are not).
  */
 final class FramePool extends AbstractByteBufAllocator {
     static final int SMALL_BYTES = 512;
+    /**
+     * Frames are carved out of chunks this large, as Netty's pooled buffers are: code that keeps a
+     * view per chunk of memory (the ICRC's CRC views) then needs a handful, not one per frame.
+     */
+    static final int CHUNK_BYTES = 16 << 20;
 
     private final ByteBufAllocator fallback;
     private final boolean unsafe = PlatformDependent.hasUnsafe();
@@ -74,19 +81,31 @@ final class FramePool extends AbstractByteBufAllocator {
     /** A free list of frames of one capacity. */
     private final class Frames {
         private final int capacity;
+        private final int framesPerChunk;
         private Frame[] free = new Frame[256];
         private int count;
+        private ByteBuffer chunk;
+        private int carved;
 
         Frames(int capacity) {
             this.capacity = capacity;
+            this.framesPerChunk = Math.max(1, CHUNK_BYTES / capacity);
         }
 
         ByteBuf take() {
             if (count == 0) {
                 created++;
-                return unsafe
-                        ? new UnsafeFrame(FramePool.this, this, capacity)
-                        : new BufferFrame(FramePool.this, this, capacity);
+                if (chunk == null || carved == framesPerChunk) {
+                    chunk = ByteBuffer.allocateDirect(capacity * framesPerChunk);
+                    carved = 0;
+                }
+                int offset = carved++ * capacity;
+                ByteBuffer memory = chunk.duplicate().limit(offset + capacity).position(offset);
+                Frame f = unsafe
+                        ? new UnsafeFrame(FramePool.this, this, memory, chunk, offset)
+                        : new BufferFrame(FramePool.this, this, memory, chunk, offset);
+                f.reuse();
+                return (ByteBuf) f;
             }
             Frame f = free[--count];
             free[count] = null;
@@ -130,9 +149,28 @@ final class FramePool extends AbstractByteBufAllocator {
     private static final class UnsafeFrame extends UnpooledUnsafeDirectByteBuf implements Frame {
         private final Frames home;
 
-        UnsafeFrame(ByteBufAllocator alloc, Frames home, int capacity) {
-            super(alloc, capacity, Integer.MAX_VALUE);
+        private final ByteBuffer chunk;
+        private final int offset;
+        private ByteBuffer chunkView;
+
+        UnsafeFrame(ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset) {
+            super(alloc, memory, Integer.MAX_VALUE);
             this.home = home;
+            this.chunk = chunk;
+            this.offset = offset;
+        }
+
+        /** As a pooled buffer's: a view of the whole chunk, positioned on this frame's bytes. */
+        @Override
+        public ByteBuffer internalNioBuffer(int index, int length) {
+            if (capacity() != home.capacity) {
+                return super.internalNioBuffer(index, length);
+            }
+            checkIndex(index, length);
+            if (chunkView == null) {
+                chunkView = chunk.duplicate();
+            }
+            return chunkView.limit(offset + index + length).position(offset + index);
         }
 
         @Override
@@ -160,9 +198,28 @@ final class FramePool extends AbstractByteBufAllocator {
     private static final class BufferFrame extends UnpooledDirectByteBuf implements Frame {
         private final Frames home;
 
-        BufferFrame(ByteBufAllocator alloc, Frames home, int capacity) {
-            super(alloc, capacity, Integer.MAX_VALUE);
+        private final ByteBuffer chunk;
+        private final int offset;
+        private ByteBuffer chunkView;
+
+        BufferFrame(ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset) {
+            super(alloc, memory, Integer.MAX_VALUE);
             this.home = home;
+            this.chunk = chunk;
+            this.offset = offset;
+        }
+
+        /** As a pooled buffer's: a view of the whole chunk, positioned on this frame's bytes. */
+        @Override
+        public ByteBuffer internalNioBuffer(int index, int length) {
+            if (capacity() != home.capacity) {
+                return super.internalNioBuffer(index, length);
+            }
+            checkIndex(index, length);
+            if (chunkView == null) {
+                chunkView = chunk.duplicate();
+            }
+            return chunkView.limit(offset + index + length).position(offset + index);
         }
 
         @Override
