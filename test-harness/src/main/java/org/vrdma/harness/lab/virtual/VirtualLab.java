@@ -592,11 +592,8 @@ final class VirtualLab implements LabRun {
             }
             for (int h = 0; h < vswitches.length; h++) {
                 long rx = 0;
-                for (VirtualEni e : enis.get(h)) {
-                    rx += vswitches[h]
-                            .eni(enis.get(h).indexOf(e) + 1)
-                            .counters()
-                            .rxBytes();
+                for (int e = 0, n = enis.get(h).size(); e < n; e++) {
+                    rx += vswitches[h].eni(e + 1).counters().rxBytes();
                 }
                 rxGbps[h][samples] = (rx - lastRx[h]) * 8.0 / intervalNs;
                 lastRx[h] = rx;
