@@ -12,7 +12,7 @@ import java.util.random.RandomGenerator;
  * at the current time, after the events already due. Single-threaded by design.
  */
 public final class VirtualTimeScheduler implements TimerService {
-    private final TimerQueue timers = new TimerQueue(1024);
+    private final EventHeap timers = new EventHeap(1024);
     private final SeededRandoms randoms;
     private long nowNs;
     private long eventsFired;
@@ -65,10 +65,11 @@ public final class VirtualTimeScheduler implements TimerService {
 
     /** Runs the next event, advancing time to its deadline; false when nothing is pending. */
     public boolean runNext() {
-        if (timers.isEmpty()) {
+        long next = timers.peekDeadlineNs();
+        if (next == Long.MAX_VALUE && timers.isEmpty()) {
             return false;
         }
-        nowNs = timers.peekDeadlineNs();
+        nowNs = next;
         if (tracer != null) {
             tracer.onEvent(nowNs, timers.peekId(), timers.peekHandler());
         }
@@ -84,7 +85,7 @@ public final class VirtualTimeScheduler implements TimerService {
      */
     public long runUntil(long endNs) {
         long before = eventsFired;
-        while (!timers.isEmpty() && timers.peekDeadlineNs() <= endNs) {
+        while (timers.peekDeadlineNs() <= endNs && !timers.isEmpty()) {
             runNext();
         }
         if (endNs > nowNs) {

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.internal.PlatformDependent;
 import java.io.PrintWriter;
+import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -26,8 +27,8 @@ import picocli.CommandLine.Spec;
 /**
  * Benchmark of the virtual-time backend: the HPCC paper's 320-host fat tree at WebSearch load
  * with DCQCN for a span of lab time, on this thread (one core). Reports link transmissions (every
- * packet on every link, ACKs and CNPs included) per wall-clock second, wall time, peak heap and
- * Netty direct memory, and bytes allocated per link transmission; in the same run, the same
+ * packet on every link, ACKs and CNPs included) per wall-clock second, wall time, peak heap,
+ * direct memory and peak resident set, and bytes allocated per link transmission; in the same run, the same
  * measure for bare frames through one {@code LinkModel} (the runtime's cheapest link
  * transmission) as the baseline, with the ratio.
  */
@@ -97,6 +98,7 @@ final class LabBenchCommand implements Callable<Integer> {
         long runNs;
         long cpuNs;
         long allocRun;
+        long directBytes;
         try (LabRun run = LabBackends.get("virtual").start(lab)) {
             buildNs = System.nanoTime() - build0;
             long alloc1 = threads.getThreadAllocatedBytes(tid);
@@ -106,6 +108,7 @@ final class LabBenchCommand implements Callable<Integer> {
             runNs = System.nanoTime() - t0;
             cpuNs = threads.getCurrentThreadCpuTime() - cpu0;
             allocRun = threads.getThreadAllocatedBytes(tid) - alloc1;
+            directBytes = directBytes();
         }
         long heapPeak = 0;
         for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
@@ -128,10 +131,11 @@ final class LabBenchCommand implements Callable<Integer> {
                 c.bufferDrops());
         out.printf(
                 Locale.ROOT,
-                "wall: build %.2f s, run %.2f s (%.0fx slower than real time)%n",
+                "wall: build %.2f s, run %.2f s (%.0fx slower than real time); load average now %s%n",
                 buildNs / 1e9,
                 runNs / 1e9,
-                runNs / (durationUs * 1e3));
+                runNs / (durationUs * 1e3),
+                loadAverage());
         out.printf(
                 Locale.ROOT,
                 "link transmissions per wall-clock second: %.3f M (target %.1f M: %s)%n",
@@ -150,9 +154,10 @@ final class LabBenchCommand implements Callable<Integer> {
                 perSecond / baseline);
         out.printf(
                 Locale.ROOT,
-                "memory: peak heap %.0f MiB, Netty direct %.0f MiB (max heap %.0f MiB)%n",
+                "memory: peak heap %.0f MiB, direct buffers %.0f MiB at the end of the run, peak resident set %s (max heap %.0f MiB)%n",
                 heapPeak / 1048576.0,
-                PlatformDependent.usedDirectMemory() / 1048576.0,
+                directBytes / 1048576.0,
+                peakResident(),
                 Runtime.getRuntime().maxMemory() / 1048576.0);
         out.printf(
                 Locale.ROOT,
@@ -162,6 +167,32 @@ final class LabBenchCommand implements Callable<Integer> {
                 (double) allocRun / Math.max(1, c.flowsStarted()));
         out.flush();
         return 0;
+    }
+
+    /** Netty's pooled direct memory plus the JVM's direct buffers (the lab's frames). */
+    private static long directBytes() {
+        long bytes = PlatformDependent.usedDirectMemory();
+        for (BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (p.getName().equals("direct")) {
+                bytes += p.getMemoryUsed();
+            }
+        }
+        return bytes;
+    }
+
+    /** The process's peak resident set size (VmHWM), or "unknown". */
+    private static String peakResident() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    long kb = Long.parseLong(line.substring(6).trim().split("\\s+")[0]);
+                    return String.format(Locale.ROOT, "%.0f MiB", kb / 1024.0);
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // Not Linux: no figure.
+        }
+        return "unknown";
     }
 
     private static String loadAverage() {

@@ -246,10 +246,10 @@ public final class VSwitch {
         }
         vpc(vni);
         routes.put(key, new Route(null, underlayAddress));
-        Host host = hosts.get(underlayAddress);
+        Host host = hosts.get(hostKey(underlayAddress));
         if (host == null) {
             host = new Host();
-            hosts.put(underlayAddress, host);
+            hosts.put(hostKey(underlayAddress), host);
         }
         host.routes++;
     }
@@ -271,14 +271,14 @@ public final class VSwitch {
     }
 
     private void releaseHost(long underlayAddress) {
-        Host host = hosts.get(underlayAddress);
+        Host host = hosts.get(hostKey(underlayAddress));
         if (host != null && --host.routes == 0) {
-            hosts.remove(underlayAddress);
+            hosts.remove(hostKey(underlayAddress));
         }
     }
 
     public boolean isKnownHost(long underlayAddress) {
-        return hosts.containsKey(underlayAddress);
+        return hosts.containsKey(hostKey(underlayAddress));
     }
 
     /**
@@ -377,6 +377,16 @@ public final class VSwitch {
             vpcs.put(vni, vpc);
         }
         return vpc;
+    }
+
+    /**
+     * The hosts map's key of an underlay address: a bijective mix, because the map folds a key's
+     * two halves into its hash and addresses ({@code ipv4 << 16 | port}) of one /16 and port all
+     * fold to the same low bits, which made every lookup a linear probe over all hosts.
+     */
+    private static long hostKey(long underlayAddress) {
+        long x = underlayAddress * 0x9E37_79B9_7F4A_7C15L;
+        return x ^ (x >>> 29);
     }
 
     private static long routeKey(int vni, int ipv4) {
@@ -573,7 +583,7 @@ public final class VSwitch {
             drop(null, null, DropReason.MALFORMED_GENEVE, datagram);
             return;
         }
-        if (!hosts.containsKey(sourceUnderlayAddress)) {
+        if (!hosts.containsKey(hostKey(sourceUnderlayAddress))) {
             drop(null, null, DropReason.UNKNOWN_SOURCE_HOST, datagram);
             return;
         }

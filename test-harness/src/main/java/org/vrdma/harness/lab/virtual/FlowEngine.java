@@ -241,11 +241,11 @@ final class FlowEngine {
         activeFlows++;
         f.idealFctNs = FctMath.idealFctNs(
                 bytes, mtu.bytes(), lab.packetOverheadBytes(), lab.ackWireBytes(), path(src.hostIndex, dst.hostIndex));
-        f.requester = src.createQp(cc == null ? null : factory(cc), recovery, depth);
+        f.requester = src.createQp(cc == null ? null : factory(cc), recovery, depth, 1);
         if (src.lastSource() instanceof CongestionControlSource s) {
             f.cc = s.algorithm();
         }
-        f.responder = dst.createQp(null, recovery, depth);
+        f.responder = dst.createQp(null, recovery, 1, 1);
         int psnA = (f.id * 7919) & 0xFFFFFF;
         int psnB = (f.id * 104729) & 0xFFFFFF;
         RcConnector.connect(

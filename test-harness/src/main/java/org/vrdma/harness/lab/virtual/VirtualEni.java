@@ -127,6 +127,22 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
         }
     }
 
+    /**
+     * Creates an RC QP in RESET with send and receive queues of the given depths and no inline data
+     * (a flow's requester posts no receives and nothing inline, its responder no sends).
+     */
+    QueuePair createQp(RateWindowSourceFactory cc, RecoveryMode mode, int sendDepth, int recvDepth) {
+        nextQpFactory = cc;
+        try {
+            QpInitAttr attr = QpInitAttr.of(QpType.RC, cq);
+            attr.recoveryMode = mode;
+            attr.cap = new QpCap(sendDepth, recvDepth, 1, 1, 0);
+            return context.createQueuePair(pd, attr);
+        } finally {
+            nextQpFactory = null;
+        }
+    }
+
     /** The rate/window source the last {@link #createQp} made. */
     RateWindowSource lastSource() {
         return lastSource;

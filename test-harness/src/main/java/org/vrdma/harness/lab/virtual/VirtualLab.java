@@ -1,6 +1,5 @@
 package org.vrdma.harness.lab.virtual;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -20,7 +19,6 @@ import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.Percentiles;
 import org.vrdma.runtime.FaultConfig;
-import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
 import org.vrdma.vnic.transport.RocePacketCodec;
@@ -53,12 +51,12 @@ final class VirtualLab implements LabRun {
     private final Lab lab;
     private final LabNetwork network;
     private final VirtualTimeScheduler scheduler;
-    private final ByteBufAllocator allocator;
+    private final FramePool allocator;
     private final VSwitch[] vswitches;
     private final List<EcmpSwitch> switches = new ArrayList<>();
     private final List<Wire> wires = new ArrayList<>();
     private final List<EgressPort> hostPorts = new ArrayList<>();
-    private final List<EgressPort> fabricPorts = new ArrayList<>();
+    private final List<FabricPort> fabricPorts = new ArrayList<>();
     private final List<String> fabricPortNames = new ArrayList<>();
     private final List<List<VirtualEni>> enis = new ArrayList<>();
     private final List<HostHandle> hostHandles = new ArrayList<>();
@@ -75,7 +73,7 @@ final class VirtualLab implements LabRun {
         this.lab = input.withDefaults();
         this.network = TopologyGenerator.resolve(lab);
         this.scheduler = new VirtualTimeScheduler(lab.seed());
-        this.allocator = new PooledByteBufAllocator(true);
+        this.allocator = new FramePool(lab.transport().mtuBytes() + 1024, new PooledByteBufAllocator(true));
         int hosts = network.hosts().size();
         this.vswitches = new VSwitch[hosts];
         boolean intNeeded = usesHpcc();
@@ -260,10 +258,10 @@ final class VirtualLab implements LabRun {
         throw new IllegalStateException();
     }
 
-    private FrameSink sinkOf(int node, EcmpSwitch[] byNode) {
+    private TaggedSink sinkOf(int node, EcmpSwitch[] byNode) {
         if (node < vswitches.length) {
             VSwitch vs = vswitches[node];
-            return (frame, nowNs) -> vs.onUnderlayFrame(frame);
+            return (frame, tag, nowNs) -> vs.onUnderlayFrame(frame);
         }
         return byNode[node];
     }
@@ -297,7 +295,7 @@ final class VirtualLab implements LabRun {
                         config.initialRtoNs(),
                         config.infiniteTimeoutCeilingNs(),
                         config.cnpIntervalNs(),
-                        config.sackWindowPackets(),
+                        sackWindowPackets(windowBytes, t.mtuBytes(), config.sackWindowPackets()),
                         config.rateWindowFactory());
                 Device.Builder builder = Device.builder()
                         .name(spec.id())
@@ -346,6 +344,17 @@ final class VirtualLab implements LabRun {
                 }
             }
         }
+    }
+
+    /**
+     * PSNs selective repeat tracks per QP: eight windows of packets (a power of two, at least 256,
+     * at most the transport's default), not the default's 4096, whose arrays made most of what a
+     * flow's QP pair allocates.
+     */
+    static int sackWindowPackets(long windowBytes, int mtuBytes, int defaultPackets) {
+        long windowPackets = Math.max(1, (windowBytes + mtuBytes - 1) / mtuBytes);
+        long packets = Long.highestOneBit(Math.max(1, windowPackets * 8 - 1)) << 1;
+        return (int) Math.min(defaultPackets, Math.max(256, packets));
     }
 
     /** Round trip of the longest host-to-host path on the empty network (one MTU packet and its ACK). */
@@ -475,7 +484,7 @@ final class VirtualLab implements LabRun {
         for (EgressPort p : hostPorts) {
             n += p.txPackets();
         }
-        for (EgressPort p : fabricPorts) {
+        for (FabricPort p : fabricPorts) {
             n += p.txPackets();
         }
         return n;
@@ -531,9 +540,12 @@ final class VirtualLab implements LabRun {
         long ecn = 0;
         long drops = 0;
         long lost = 0;
-        List<EgressPort> all = new ArrayList<>(hostPorts);
-        all.addAll(fabricPorts);
-        for (EgressPort p : all) {
+        for (EgressPort p : hostPorts) {
+            ecn += p.ecnMarked();
+            drops += p.bufferDrops();
+            lost += p.dataLost() + p.controlLost();
+        }
+        for (FabricPort p : fabricPorts) {
             ecn += p.ecnMarked();
             drops += p.bufferDrops();
             lost += p.dataLost() + p.controlLost();
@@ -580,18 +592,20 @@ final class VirtualLab implements LabRun {
             }
             for (int h = 0; h < vswitches.length; h++) {
                 long rx = 0;
-                for (VirtualEni e : enis.get(h)) {
-                    rx += vswitches[h]
-                            .eni(enis.get(h).indexOf(e) + 1)
-                            .counters()
-                            .rxBytes();
+                for (int e = 0, n = enis.get(h).size(); e < n; e++) {
+                    rx += vswitches[h].eni(e + 1).counters().rxBytes();
                 }
                 rxGbps[h][samples] = (rx - lastRx[h]) * 8.0 / intervalNs;
                 lastRx[h] = rx;
             }
-            List<EgressPort> ports = fabricPorts.isEmpty() ? hostPorts : fabricPorts;
-            for (int p = 0; p < ports.size(); p++) {
-                queueKb[p][samples] = ports.get(p).queuedBytes() / 1000.0;
+            if (fabricPorts.isEmpty()) {
+                for (int p = 0; p < hostPorts.size(); p++) {
+                    queueKb[p][samples] = hostPorts.get(p).queuedBytes() / 1000.0;
+                }
+            } else {
+                for (int p = 0; p < fabricPorts.size(); p++) {
+                    queueKb[p][samples] = fabricPorts.get(p).queuedBytes() / 1000.0;
+                }
             }
             samples++;
             scheduler.scheduleAt(nowNs + intervalNs, this);
@@ -677,5 +691,6 @@ final class VirtualLab implements LabRun {
         for (Wire w : wires) {
             w.close();
         }
+        allocator.close();
     }
 }
