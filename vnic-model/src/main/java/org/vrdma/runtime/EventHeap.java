@@ -3,8 +3,8 @@ package org.vrdma.runtime;
 import java.util.Arrays;
 
 /**
- * The pending events of the virtual-time scheduler, ordered by deadline, then by the order they
- * were added: a 4-ary min-heap whose entries (deadline, sequence number, id) sit in primitive
+ * The pending timers of both drivers (the virtual-time scheduler and the real-time event-loop timer
+ * service), ordered by deadline, then by the order they were added: a 4-ary min-heap whose entries (deadline, sequence number, id) sit in primitive
  * arrays in heap order, so a sift compares neighbouring longs instead of chasing slot indices, and
  * nothing is allocated per event once the arrays have grown to the working size.
  *

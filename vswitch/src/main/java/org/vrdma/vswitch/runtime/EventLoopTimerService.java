@@ -3,13 +3,13 @@ package org.vrdma.vswitch.runtime;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.vrdma.runtime.EventHeap;
 import org.vrdma.runtime.TimerHandler;
-import org.vrdma.runtime.TimerQueue;
 import org.vrdma.runtime.TimerService;
 
 /**
  * The real-time driver's {@link TimerService}: time is {@code System.nanoTime()}, timers live in the
- * same allocation-free {@link TimerQueue} the virtual-time scheduler uses, and one Netty task is
+ * same allocation-free {@link EventHeap} the virtual-time scheduler uses, and one Netty task is
  * armed for the earliest deadline. Re-arming happens only when a new timer becomes the earliest, so
  * per-packet timer updates (retransmit timers pushed forward on every ACK) cost no Netty task.
  *
@@ -17,7 +17,7 @@ import org.vrdma.runtime.TimerService;
  */
 public final class EventLoopTimerService implements TimerService {
     private final EventLoop eventLoop;
-    private final TimerQueue timers = new TimerQueue(256);
+    private final EventHeap timers = new EventHeap(256);
     private final Runnable expireTask = this::onScheduledExpiry;
     private final Runnable immediateTask = this::onImmediateExpiry;
     private boolean immediatePending;
