@@ -7,12 +7,20 @@ import java.util.Arrays;
  * Holds frames until their release time, then hands them to a sink: the place where delay,
  * jitter and reordering happen. Frames with equal release times leave in the order they came.
  * A min-heap over parallel arrays with one armed timer, so it allocates nothing per frame once
- * grown. Owns the frames it holds; {@link #close()} releases them.
+ * grown. Each frame may carry a 64-bit tag handed back with it. Owns the frames it holds;
+ * {@link #close()} releases them.
  */
 public final class DelayLine implements TimerHandler {
+    /** Receives released frames with their tags. */
+    public interface TaggedSink {
+        void onFrame(ByteBuf frame, long tag, long nowNs);
+    }
+
     private final TimerService timers;
     private final FrameSink sink;
+    private final TaggedSink taggedSink;
     private ByteBuf[] frames = new ByteBuf[16];
+    private long[] tags = new long[16];
     private long[] releaseNs = new long[16];
     private long[] sequence = new long[16];
     private int size;
@@ -23,18 +31,32 @@ public final class DelayLine implements TimerHandler {
     public DelayLine(TimerService timers, FrameSink sink) {
         this.timers = timers;
         this.sink = sink;
+        this.taggedSink = null;
+    }
+
+    public DelayLine(TimerService timers, TaggedSink sink) {
+        this.timers = timers;
+        this.sink = null;
+        this.taggedSink = sink;
     }
 
     /** Delivers {@code frame} to the sink {@code delayNs} from now; takes ownership. */
     public void add(ByteBuf frame, long delayNs) {
+        add(frame, 0, delayNs);
+    }
+
+    /** Delivers {@code frame} and its {@code tag} to the sink {@code delayNs} from now; takes ownership. */
+    public void add(ByteBuf frame, long tag, long delayNs) {
         if (size == frames.length) {
             frames = Arrays.copyOf(frames, size * 2);
+            tags = Arrays.copyOf(tags, size * 2);
             releaseNs = Arrays.copyOf(releaseNs, size * 2);
             sequence = Arrays.copyOf(sequence, size * 2);
         }
         long at = timers.nowNs() + delayNs;
         int i = size++;
         frames[i] = frame;
+        tags[i] = tag;
         releaseNs[i] = at;
         sequence[i] = nextSequence++;
         siftUp(i);
@@ -51,8 +73,13 @@ public final class DelayLine implements TimerHandler {
         armedDeadlineNs = Long.MAX_VALUE;
         while (size > 0 && releaseNs[0] <= nowNs) {
             ByteBuf frame = frames[0];
+            long tag = tags[0];
             removeHead();
-            sink.onFrame(frame, nowNs);
+            if (taggedSink != null) {
+                taggedSink.onFrame(frame, tag, nowNs);
+            } else {
+                sink.onFrame(frame, nowNs);
+            }
         }
         if (size > 0 && releaseNs[0] < armedDeadlineNs) {
             armedDeadlineNs = releaseNs[0];
@@ -84,6 +111,9 @@ public final class DelayLine implements TimerHandler {
         ByteBuf f = frames[a];
         frames[a] = frames[b];
         frames[b] = f;
+        long t = tags[a];
+        tags[a] = tags[b];
+        tags[b] = t;
         long r = releaseNs[a];
         releaseNs[a] = releaseNs[b];
         releaseNs[b] = r;

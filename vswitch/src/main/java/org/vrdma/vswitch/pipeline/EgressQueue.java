@@ -1,0 +1,300 @@
+package org.vrdma.vswitch.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import java.math.BigInteger;
+import java.util.random.RandomGenerator;
+import org.vrdma.cc.switching.EgressAdmission;
+import org.vrdma.cc.switching.TailDrop;
+import org.vrdma.runtime.FaultInjector;
+import org.vrdma.runtime.SeededRandoms;
+
+/**
+ * The model of one egress queue, without timers or packet parsing: a FIFO of packets with a 64-bit
+ * tag each, drained at the link rate (serialisation in picoseconds with the remainder carried, so
+ * the k-th departure of a busy period is exactly {@code k} serialisation times after its start),
+ * admission with tail drop and RED/ECN marking, and the seeded data and control fault draws made
+ * as packets leave, from the named streams {@code name + ":ecn"}, {@code ":faults:data"} and
+ * {@code ":faults:control"}.
+ *
+ * <p>{@link EgressPort} (whole frames) and the virtual lab's fabric ports (tagged frames) both
+ * drive it; they read the packet for ECN and control, rewrite CE and INT, and own the timers and
+ * the output. Allocates nothing per packet once its ring has grown. Confined to one thread.
+ */
+public final class EgressQueue {
+    private static final long PS_PER_SECOND = 1_000_000_000_000L;
+
+    /** No timer is needed: the queue already had a head in service. */
+    public static final long NO_DEADLINE = -1;
+
+    private final RandomGenerator markRandom;
+    private final FaultInjector dataFaults;
+    private final FaultInjector controlFaults;
+
+    private EgressConfig config;
+    private EgressAdmission admission;
+    private long rateBps;
+
+    private ByteBuf[] ring = new ByteBuf[64];
+    private long[] tags = new long[64];
+    private int head;
+    private int count;
+    private long queuedBytes;
+    private long headDonePs;
+    private long lastDonePs;
+    /** Sub-picosecond remainder (in units of 1/rateBps ps) carried from packet to packet: no drift. */
+    private long carry;
+
+    private long txPackets;
+    private long txBytes;
+    private long bufferDrops;
+    private long dataLost;
+    private long controlLost;
+    private long controlPackets;
+    private long queueHighWaterBytes;
+
+    /**
+     * @param name the port's name, prefix of its random streams
+     * @param nowNs the time the link starts idle
+     */
+    public EgressQueue(String name, EgressConfig config, SeededRandoms randoms, long nowNs) {
+        this.markRandom = randoms.stream(name + ":ecn");
+        this.dataFaults = new FaultInjector(config.dataFaults(), randoms.stream(name + ":faults:data"));
+        this.controlFaults = new FaultInjector(config.controlFaults(), randoms.stream(name + ":faults:control"));
+        this.lastDonePs = nowNs * 1000;
+        config(config);
+    }
+
+    /** Applies a new configuration from the next arrival (rate: from the next packet to start). */
+    public void config(EgressConfig config) {
+        this.config = config;
+        this.rateBps = config.rateBps();
+        this.admission = new EgressAdmission(new TailDrop(config.bufferBytes()), config.ecnMarker());
+        dataFaults.config(config.dataFaults());
+        controlFaults.config(config.controlFaults());
+    }
+
+    public EgressConfig config() {
+        return config;
+    }
+
+    /**
+     * Admission of an arriving packet of {@code bytes}: {@link EgressAdmission#DROP} (counted; the
+     * caller releases it), {@link EgressAdmission#ENQUEUE} or {@link EgressAdmission#ENQUEUE_CE}.
+     */
+    public int onArrival(int bytes, boolean ecnCapable) {
+        int verdict = admission.onArrival(queuedBytes, bytes, ecnCapable, markRandom);
+        if (verdict == EgressAdmission.DROP) {
+            bufferDrops++;
+        }
+        return verdict;
+    }
+
+    /** True when an admitted packet leaves at once: an unlimited link with nothing queued. */
+    public boolean cutsThrough() {
+        return rateBps == 0 && count == 0;
+    }
+
+    /**
+     * Queues an admitted packet; the queue holds it until {@link #removeHead}.
+     *
+     * @return the time (ns) the new head finishes serialising when it starts service now (arm a
+     *     timer for it), or {@link #NO_DEADLINE}
+     */
+    public long enqueue(ByteBuf packet, long tag, int bytes, long nowNs) {
+        if (count == ring.length) {
+            grow();
+        }
+        int tail = (head + count) & (ring.length - 1);
+        ring[tail] = packet;
+        tags[tail] = tag;
+        count++;
+        queuedBytes += bytes;
+        if (queuedBytes > queueHighWaterBytes) {
+            queueHighWaterBytes = queuedBytes;
+        }
+        if (count != 1) {
+            return NO_DEADLINE;
+        }
+        // A packet that waited starts when the previous one finished; one arriving at an idle link starts now.
+        long startPs = Math.max(lastDonePs, nowNs * 1000);
+        if (startPs > lastDonePs) {
+            carry = 0; // the link was idle: a new busy period starts now
+        }
+        headDonePs = startPs + nextSerialisationPs(bytes);
+        return ceilDiv(headDonePs, 1000);
+    }
+
+    /** True when a head packet has finished serialising by {@code nowNs}. */
+    public boolean headDoneBy(long nowNs) {
+        return count > 0 && headDonePs <= nowNs * 1000;
+    }
+
+    public ByteBuf headPacket() {
+        return ring[head];
+    }
+
+    public long headTag() {
+        return tags[head];
+    }
+
+    /**
+     * Takes the finished head (of {@code bytes}) off the queue; read it first with {@link
+     * #headPacket}.
+     *
+     * @return bytes still queued
+     */
+    public long removeHead(int bytes) {
+        ring[head] = null;
+        head = (head + 1) & (ring.length - 1);
+        count--;
+        queuedBytes -= bytes;
+        lastDonePs = headDonePs;
+        return queuedBytes;
+    }
+
+    /** Starts serialising the new head (of {@code bytes}) back to back after the last departure. */
+    public void startNextHead(int bytes) {
+        headDonePs = lastDonePs + nextSerialisationPs(bytes);
+    }
+
+    /** The time (ns, rounded up) the head packet finishes serialising. */
+    public long headDeadlineNs() {
+        return ceilDiv(headDonePs, 1000);
+    }
+
+    /**
+     * Counts a departing packet of {@code bytes}.
+     *
+     * @return bytes sent so far, this one included
+     */
+    public long onTransmit(int bytes) {
+        txPackets++;
+        txBytes += bytes;
+        return txBytes;
+    }
+
+    /**
+     * Draws the fault verdict of a departing packet ({@link FaultInjector#DELIVER}, {@code DROP}
+     * (counted; the caller releases it) or {@code DUPLICATE}); take its delays from {@link
+     * #faults(boolean)}.
+     */
+    public int judge(boolean control) {
+        if (control) {
+            controlPackets++;
+        }
+        int verdict = faults(control).judge();
+        if (verdict == FaultInjector.DROP) {
+            if (control) {
+                controlLost++;
+            } else {
+                dataLost++;
+            }
+        }
+        return verdict;
+    }
+
+    public FaultInjector faults(boolean control) {
+        return control ? controlFaults : dataFaults;
+    }
+
+    /** Serialisation time of the next packet in picoseconds, carrying the remainder. */
+    private long nextSerialisationPs(long bytes) {
+        if (rateBps == 0) {
+            return 0;
+        }
+        long bits = bytes * 8;
+        if (bits > (Long.MAX_VALUE - rateBps) / PS_PER_SECOND) {
+            return serialisationPs(bytes);
+        }
+        long units = bits * PS_PER_SECOND + carry;
+        carry = units % rateBps;
+        return units / rateBps;
+    }
+
+    /** Serialisation time of {@code bytes} at the current rate, in picoseconds rounded up (0 when unlimited). */
+    public long serialisationPs(long bytes) {
+        if (rateBps == 0) {
+            return 0;
+        }
+        long bits = bytes * 8;
+        if (bits <= Long.MAX_VALUE / PS_PER_SECOND) {
+            return ceilDiv(bits * PS_PER_SECOND, rateBps);
+        }
+        return BigInteger.valueOf(bits)
+                .multiply(BigInteger.valueOf(PS_PER_SECOND))
+                .add(BigInteger.valueOf(rateBps - 1))
+                .divide(BigInteger.valueOf(rateBps))
+                .longValueExact();
+    }
+
+    /**
+     * Releases every queued packet.
+     *
+     * @return packets released
+     */
+    public int releaseAll() {
+        int released = count;
+        while (count > 0) {
+            ring[head].release();
+            ring[head] = null;
+            head = (head + 1) & (ring.length - 1);
+            count--;
+        }
+        queuedBytes = 0;
+        return released;
+    }
+
+    private void grow() {
+        int n = ring.length;
+        ByteBuf[] r = new ByteBuf[n * 2];
+        long[] t = new long[n * 2];
+        for (int i = 0; i < count; i++) {
+            r[i] = ring[(head + i) & (n - 1)];
+            t[i] = tags[(head + i) & (n - 1)];
+        }
+        ring = r;
+        tags = t;
+        head = 0;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
+    }
+
+    public long txPackets() {
+        return txPackets;
+    }
+
+    public long txBytes() {
+        return txBytes;
+    }
+
+    public long bufferDrops() {
+        return bufferDrops;
+    }
+
+    public long dataLost() {
+        return dataLost;
+    }
+
+    public long controlLost() {
+        return controlLost;
+    }
+
+    /** Control packets that left the queue (before faults). */
+    public long controlPackets() {
+        return controlPackets;
+    }
+
+    public long queuedBytes() {
+        return queuedBytes;
+    }
+
+    public int queuedPackets() {
+        return count;
+    }
+
+    public long queueHighWaterBytes() {
+        return queueHighWaterBytes;
+    }
+}
