@@ -57,4 +57,18 @@ class DelayLineTest {
         scheduler.runUntilIdle(10);
         assertThat(delivered).isEmpty();
     }
+
+    @Test
+    void tagsComeBackWithTheirFrames() {
+        List<String> out = new ArrayList<>();
+        DelayLine tagged = new DelayLine(scheduler, (frame, tag, nowNs) -> {
+            out.add(frame.getInt(0) + ":" + tag + "@" + nowNs);
+            frame.release();
+        });
+        tagged.add(tagged(1), 0xABL, 200);
+        tagged.add(tagged(2), -1L, 100);
+        tagged.add(tagged(3), 7L, 100);
+        scheduler.runUntilIdle(100);
+        assertThat(out).containsExactly("2:-1@100", "3:7@100", "1:171@200");
+    }
 }

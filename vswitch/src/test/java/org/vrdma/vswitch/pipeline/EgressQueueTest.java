@@ -1,0 +1,124 @@
+package org.vrdma.vswitch.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.junit.jupiter.api.Test;
+import org.vrdma.cc.switching.EgressAdmission;
+import org.vrdma.cc.switching.RedEcnMarker;
+import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.FaultInjector;
+import org.vrdma.runtime.SeededRandoms;
+
+/** The shared egress-queue model driven directly, with no timers: timing, admission, faults. */
+class EgressQueueTest {
+    private static ByteBuf packet() {
+        return Unpooled.buffer(1);
+    }
+
+    @Test
+    void backToBackDeparturesCarryTheRemainderWithoutDrift() {
+        // 1000 bytes at 3 Gbit/s: 8000/3 ns = 2666.666... ns each; the k-th finishes at ceil(k * 8000 / 3).
+        EgressQueue q = new EgressQueue("q", EgressConfig.of(3_000_000_000L, 1 << 20), new SeededRandoms(1), 0);
+        long first = EgressQueue.NO_DEADLINE;
+        for (int i = 0; i < 3; i++) {
+            assertThat(q.onArrival(1000, false)).isEqualTo(EgressAdmission.ENQUEUE);
+            long deadline = q.enqueue(packet(), i, 1000, 0);
+            if (i == 0) {
+                first = deadline;
+            } else {
+                assertThat(deadline).isEqualTo(EgressQueue.NO_DEADLINE);
+            }
+        }
+        assertThat(first).isEqualTo(2667);
+        assertThat(q.headDoneBy(2666)).isFalse();
+        long[] doneNs = new long[3];
+        long nowNs = first;
+        for (int k = 0; k < 3; k++) {
+            assertThat(q.headDoneBy(nowNs)).isTrue();
+            assertThat(q.headTag()).isEqualTo(k);
+            q.headPacket().release();
+            long left = q.removeHead(1000);
+            assertThat(left).isEqualTo(1000L * (2 - k));
+            doneNs[k] = nowNs;
+            if (q.queuedPackets() > 0) {
+                q.startNextHead(1000);
+                nowNs = q.headDeadlineNs();
+            }
+        }
+        assertThat(doneNs).containsExactly(2667, 5334, 8000);
+    }
+
+    @Test
+    void idleLinkStartsANewBusyPeriodAtArrival() {
+        EgressQueue q = new EgressQueue("q", EgressConfig.of(3_000_000_000L, 1 << 20), new SeededRandoms(1), 0);
+        q.onArrival(1000, false);
+        q.enqueue(packet(), 0, 1000, 0);
+        q.headPacket().release();
+        q.removeHead(1000);
+        // Arrives after the link went idle: its remainder starts from zero, at its arrival time.
+        assertThat(q.enqueue(packet(), 1, 1000, 10_000)).isEqualTo(12_667);
+        q.releaseAll();
+    }
+
+    @Test
+    void tailDropsWhatDoesNotFitAndCountsIt() {
+        EgressQueue q = new EgressQueue("q", EgressConfig.of(1_000_000_000L, 2500), new SeededRandoms(1), 0);
+        for (int i = 0; i < 2; i++) {
+            assertThat(q.onArrival(1000, false)).isEqualTo(EgressAdmission.ENQUEUE);
+            q.enqueue(packet(), i, 1000, 0);
+        }
+        assertThat(q.onArrival(1000, false)).isEqualTo(EgressAdmission.DROP);
+        assertThat(q.onArrival(500, false)).isEqualTo(EgressAdmission.ENQUEUE);
+        assertThat(q.bufferDrops()).isEqualTo(1);
+        assertThat(q.queueHighWaterBytes()).isEqualTo(2000);
+        assertThat(q.releaseAll()).isEqualTo(2);
+        assertThat(q.queuedBytes()).isZero();
+    }
+
+    @Test
+    void redMarksOnlyEcnCapablePacketsAboveKMin() {
+        EgressConfig config = EgressConfig.of(1_000_000_000L, 1 << 20).withEcn(new RedEcnMarker(1000, 2000, 1.0));
+        EgressQueue q = new EgressQueue("q", config, new SeededRandoms(1), 0);
+        assertThat(q.onArrival(1000, true)).isEqualTo(EgressAdmission.ENQUEUE);
+        for (int i = 0; i < 3; i++) {
+            q.enqueue(packet(), i, 1000, 0);
+        }
+        assertThat(q.onArrival(1000, true)).isEqualTo(EgressAdmission.ENQUEUE_CE);
+        assertThat(q.onArrival(1000, false)).isEqualTo(EgressAdmission.ENQUEUE);
+        q.releaseAll();
+    }
+
+    @Test
+    void unlimitedRateCutsThroughOnlyWhenEmpty() {
+        EgressQueue q = new EgressQueue("q", EgressConfig.DEFAULT, new SeededRandoms(1), 0);
+        assertThat(q.cutsThrough()).isTrue();
+        assertThat(q.serialisationPs(1_000_000)).isZero();
+        q.config(EgressConfig.of(8_000_000_000L, 1 << 20));
+        assertThat(q.cutsThrough()).isFalse();
+        assertThat(q.serialisationPs(1000)).isEqualTo(1_000_000);
+    }
+
+    @Test
+    void faultDrawsAreSeededPerStreamAndCounted() {
+        EgressConfig config = EgressConfig.of(0, 1 << 20)
+                .withDataFaults(FaultConfig.randomLoss(0.3))
+                .withControlFaults(FaultConfig.randomLoss(0.1));
+        EgressQueue a = new EgressQueue("port", config, new SeededRandoms(42), 0);
+        EgressQueue b = new EgressQueue("port", config, new SeededRandoms(42), 0);
+        int dataDrops = 0;
+        for (int i = 0; i < 10_000; i++) {
+            boolean control = i % 2 == 1;
+            int v = a.judge(control);
+            assertThat(b.judge(control)).isEqualTo(v);
+            if (v == FaultInjector.DROP && !control) {
+                dataDrops++;
+            }
+        }
+        assertThat(a.dataLost()).isEqualTo(dataDrops);
+        assertThat(a.controlPackets()).isEqualTo(5000);
+        assertThat(a.dataLost()).isBetween(1300L, 1700L);
+        assertThat(a.controlLost()).isBetween(350L, 650L);
+    }
+}
