@@ -403,7 +403,7 @@ final class RcRequester {
             p.immData = w.immData;
             p.solicited = (w.sendFlags & SendFlags.SOLICITED) != 0;
         }
-        p.ackReq = last || retx;
+        p.ackReq = last || retx || fillsWindow(psn);
         p.psn = psn;
         final ByteBuf payload = device.scratch();
         try {
@@ -414,6 +414,16 @@ final class RcRequester {
         }
         p.payload(payload);
         emit(p, psn, nowNs, retx, true);
+    }
+
+    /**
+     * Whether the window is full once {@code psn} is out: then no further packet will leave until
+     * an ACK comes, so this one asks for it. Without that, a window smaller than the responder's
+     * ACK coalescing (congestion control can shrink it to one packet) waits for the RTO.
+     */
+    private boolean fillsWindow(final int psn) {
+        final int inFlight = Psn.diff(Psn.max(sndMax, Psn.next(psn)), sndUna) - sackedCount;
+        return inFlight >= window.windowPackets();
     }
 
     private void sendReadRequest(final SendWqe w, final int startPsn, final long nowNs, final boolean retx) {
