@@ -186,6 +186,13 @@ public final class FlowAgent {
     }
 
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Local ACK timeout code of flow QPs: 4.096 µs · 2^18 ≈ 1.07 s ceiling, as {@code ./vrdma host}
+     * uses: agent JVMs start together on shared cores, and a cold one can stall for longer than
+     * the default's 268 ms times the 7 retries allow.
+     */
+    private static final int QP_TIMEOUT = 18;
+
     private static final int CALIBRATION_SMALL_BYTES = 1024;
     private static final int CALIBRATION_SMALL_RUNS = 20;
     private static final long CALIBRATION_BULK_BYTES = 2L << 20;
@@ -338,7 +345,7 @@ public final class FlowAgent {
             throw new IOException("host " + config.hosts().get(f.dst()).name() + " closed the control connection");
         }
         QpInfo them = QpInfo.parse(reply);
-        QpConnector.rcToRts(qp, me, them);
+        QpConnector.rcToRts(qp, me, them, QP_TIMEOUT);
         return new SenderFlow(f, qp, them);
     }
 
@@ -373,7 +380,7 @@ public final class FlowAgent {
                     IbvQp qp = ctx.createQp(pd, attr);
                     served.add(qp);
                     QpInfo me = QpInfo.of(qp, sink);
-                    QpConnector.rcToRts(qp, me, them);
+                    QpConnector.rcToRts(qp, me, them, QP_TIMEOUT);
                     w.println(me.toLine());
                 } else if (line.equals("END")) {
                     return;

@@ -17,7 +17,10 @@ import org.vrdma.harness.lab.Lab;
 import org.vrdma.harness.lab.LabBackends;
 import org.vrdma.harness.lab.LabLoader;
 import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.report.LabRunner;
+import org.vrdma.harness.lab.report.ResultsWriter;
 
 /**
  * Flow workloads (incast, all-to-all, Poisson with a CDF, explicit flows) on the real-time
@@ -42,7 +45,10 @@ class RealTimeFlowsTest {
             """;
 
     static void assertFlowRun(List<LabRunner.Outcome> outcomes, Path dir, String backend) throws Exception {
-        LabResults r = outcomes.getFirst().results();
+        assertFlowRun(outcomes.getFirst().results(), dir, backend);
+    }
+
+    static void assertFlowRun(LabResults r, Path dir, String backend) throws Exception {
         assertThat(r.backend()).isEqualTo(backend);
         Map<String, Long> perWorkload = r.flows().stream()
                 .collect(Collectors.groupingBy(LabResults.FlowResult::workload, Collectors.counting()));
@@ -78,7 +84,6 @@ class RealTimeFlowsTest {
         List<String> csv = Files.readAllLines(dir.resolve("flows.csv"));
         assertThat(csv.getFirst()).endsWith(",cc,unfinished");
         assertThat(csv).hasSize(r.flows().size() + 1);
-        assertThat(dir.resolve("report.html")).exists();
         assertThat(dir.resolve("fct.csv")).exists();
     }
 
@@ -90,5 +95,27 @@ class RealTimeFlowsTest {
                         LabBackends.get("embedded"), dir, new PrintStream(OutputStream.nullOutputStream()), false, true)
                 .run(lab);
         assertFlowRun(outcomes, dir, "embedded");
+        assertThat(Files.readString(dir.resolve("report.html"))).contains("ideal FCT measured");
+    }
+
+    /**
+     * The same lab on the netns backend: one namespace and one agent JVM per host, the flows over
+     * the veth links; nothing of the lab is left afterwards (namespaces, processes).
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void flowWorkloadsRunOnTheNetnsBackend(@TempDir Path dir) throws Exception {
+        Lab lab = LabLoader.parse(LAB, false);
+        NetnsBackend netns = (NetnsBackend) LabBackends.get("netns");
+        LabResults r;
+        String id;
+        try (LabRun run = netns.start(lab)) {
+            id = ((RealTimeLabRun) run).runningLab().id();
+            assertThat(netns.leftovers(id)).isNotEmpty(); // the namespaces exist while it runs
+            r = run.run(RunProgress.NONE);
+        }
+        ResultsWriter.write(r, dir);
+        assertFlowRun(r, dir, "netns");
+        assertThat(LabBackendsTest.leftovers(netns, id)).isEmpty();
     }
 }
