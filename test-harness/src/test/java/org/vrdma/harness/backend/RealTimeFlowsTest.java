@@ -64,10 +64,11 @@ class RealTimeFlowsTest {
             assertThat(f.slowdown()).isPositive();
             assertThat(f.cc()).isEqualTo("dcqcn");
         }
-        // Incast flows start together, round by round, 5 ms apart.
+        // Incast rounds are 5 ms apart: the tenth starts about 45 ms after the first (a sender
+        // stalled on the loaded machine may start two rounds at once, so no tighter bound).
         List<LabResults.FlowResult> incast =
                 r.flows().stream().filter(f -> f.workload().equals("w0")).toList();
-        assertThat(incast.get(3).startNs() - incast.get(0).startNs()).isGreaterThan(4_000_000);
+        assertThat(incast.getLast().startNs() - incast.getFirst().startNs()).isGreaterThan(30_000_000);
         assertThat(r.counters().flowsStarted()).isEqualTo(r.flows().size());
         assertThat(r.counters().flowsFinished()).isEqualTo(r.flows().size());
         assertThat(r.counters().bytesDelivered())
