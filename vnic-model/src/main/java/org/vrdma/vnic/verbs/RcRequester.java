@@ -417,13 +417,19 @@ final class RcRequester {
     }
 
     /**
-     * Whether the window is full once {@code psn} is out: then no further packet will leave until
-     * an ACK comes, so this one asks for it. Without that, a window smaller than the responder's
-     * ACK coalescing (congestion control can shrink it to one packet) waits for the RTO.
+     * Whether {@code psn} fills a window smaller than the responder's ACK coalescing: then no
+     * further packet leaves until an ACK comes, and the responder would wait for more packets
+     * before it ACKs, so this one asks for the ACK. (Congestion control can shrink the window to
+     * one packet, as HPCC does in an incast; a window of at least the coalescing count always
+     * gets an ACK without asking.) The responder's coalescing is taken to be this device's.
      */
     private boolean fillsWindow(final int psn) {
+        final int windowPackets = window.windowPackets();
+        if (windowPackets >= device.config().ackCoalescePackets()) {
+            return false;
+        }
         final int inFlight = Psn.diff(Psn.max(sndMax, Psn.next(psn)), sndUna) - sackedCount;
-        return inFlight >= window.windowPackets();
+        return inFlight >= windowPackets;
     }
 
     private void sendReadRequest(final SendWqe w, final int startPsn, final long nowNs, final boolean retx) {
