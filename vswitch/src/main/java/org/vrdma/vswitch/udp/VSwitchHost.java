@@ -5,6 +5,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
@@ -96,12 +97,13 @@ public final class VSwitchHost implements AutoCloseable {
                 .option(ChannelOption.SO_SNDBUF, SOCKET_BUFFER_BYTES)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(8 << 20, 16 << 20))
                 // Read until the socket is empty (up to 64 reads per wake-up), not only while buffers fill:
-                // datagrams rarely fill one, and stopping after each costs an epoll_wait per datagram; but
-                // a read of small datagrams only (ACKs, small SENDs) ends the burst without the extra read
-                // that would only return EAGAIN before the response leaves.
+                // datagrams rarely fill one, and stopping after each costs an epoll_wait per datagram. Ending a
+                // burst early (after a read of small datagrams) left datagrams queued until the next arrival.
                 .option(
                         ChannelOption.RECVBUF_ALLOCATOR,
-                        new BurstReadAllocator(RECEIVE_BUFFER_BYTES, MAX_READS_PER_WAKEUP))
+                        new FixedRecvByteBufAllocator(RECEIVE_BUFFER_BYTES)
+                                .respectMaybeMoreData(false)
+                                .maxMessagesPerRead(MAX_READS_PER_WAKEUP))
                 .handler(underlay);
         if (epoll && !groWanted) {
             // recvmmsg: several datagrams per system call, as slices of one receive buffer.
