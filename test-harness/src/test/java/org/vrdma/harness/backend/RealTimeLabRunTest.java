@@ -79,16 +79,16 @@ class RealTimeLabRunTest {
     }
 
     @Test
-    void perQpCongestionControlOtherThanTheEnisIsAClearError() {
+    void workloadsThatOnlyTheVirtualBackendRunsAreAClearError() {
         Lab lab = LabLoader.parse("""
-                {"name": "percc", "topology": {"type": "star", "hosts": 2},
-                 "workloads": [{"type": "poisson", "cdf": "websearch", "load": 0.3, "cc": {"algorithm": "hpcc"}}]}
+                {"name": "poisson", "topology": {"type": "star", "hosts": 2},
+                 "workloads": [{"type": "poisson", "cdf": "websearch", "load": 0.3}]}
                 """, false);
         try (LabRun run = LabBackends.get("embedded").start(lab)) {
             assertThatThrownBy(() -> run.run(RunProgress.NONE))
                     .isInstanceOf(LabException.class)
-                    .hasMessageContaining("workloads[0].cc")
-                    .hasMessageContaining("one algorithm");
+                    .hasMessageContaining("workloads[0]")
+                    .hasMessageContaining("perftest");
         }
     }
 }
