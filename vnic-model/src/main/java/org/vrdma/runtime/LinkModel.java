@@ -207,6 +207,14 @@ public final class LinkModel implements TimerHandler {
 
     /** Serialisation time of {@code bytes} at this link's rate, in picoseconds (rounded up). */
     public long serialisationPs(long bytes) {
+        return serialisationPs(bytes, rateBps);
+    }
+
+    /**
+     * Serialisation time of {@code bytes} at {@code rateBps} (positive), in picoseconds rounded up:
+     * the one rounding rule of every modelled link and egress queue.
+     */
+    public static long serialisationPs(long bytes, long rateBps) {
         long bits = bytes * 8;
         if (bits <= Long.MAX_VALUE / PS_PER_SECOND) {
             return ceilDiv(bits * PS_PER_SECOND, rateBps);

@@ -1,11 +1,11 @@
 package org.vrdma.vswitch.pipeline;
 
 import io.netty.buffer.ByteBuf;
-import java.math.BigInteger;
 import java.util.random.RandomGenerator;
 import org.vrdma.cc.switching.EgressAdmission;
 import org.vrdma.cc.switching.TailDrop;
 import org.vrdma.runtime.FaultInjector;
+import org.vrdma.runtime.LinkModel;
 import org.vrdma.runtime.SeededRandoms;
 
 /**
@@ -213,18 +213,7 @@ public final class EgressQueue {
 
     /** Serialisation time of {@code bytes} at the current rate, in picoseconds rounded up (0 when unlimited). */
     public long serialisationPs(long bytes) {
-        if (rateBps == 0) {
-            return 0;
-        }
-        long bits = bytes * 8;
-        if (bits <= Long.MAX_VALUE / PS_PER_SECOND) {
-            return ceilDiv(bits * PS_PER_SECOND, rateBps);
-        }
-        return BigInteger.valueOf(bits)
-                .multiply(BigInteger.valueOf(PS_PER_SECOND))
-                .add(BigInteger.valueOf(rateBps - 1))
-                .divide(BigInteger.valueOf(rateBps))
-                .longValueExact();
+        return rateBps == 0 ? 0 : LinkModel.serialisationPs(bytes, rateBps);
     }
 
     /**
