@@ -461,20 +461,23 @@ class JavaAttachTest {
         }
     }
 
-    /** The host process serving {@code socket}. */
-    private static long hostPid(Path socket) {
-        return ProcessHandle.allProcesses()
-                .filter(p -> p.info()
-                        .arguments()
-                        .map(a -> List.of(a).contains(socket.toString()))
-                        .orElse(false))
-                .filter(p -> p.info()
-                        .arguments()
-                        .map(a -> List.of(a).contains("host"))
-                        .orElse(false))
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no host process serves " + socket))
-                .pid();
+    /** The host process serving {@code socket}: the one whose command line names it after "host". */
+    private static long hostPid(Path socket) throws IOException {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+"))
+                    .toList()) {
+                List<String> args;
+                try {
+                    args = List.of(Files.readString(p.resolve("cmdline")).split("\0"));
+                } catch (IOException e) {
+                    continue; // exited meanwhile
+                }
+                if (args.contains("host") && args.contains(socket.toString())) {
+                    return Long.parseLong(p.getFileName().toString());
+                }
+            }
+        }
+        throw new AssertionError("no host process serves " + socket);
     }
 
     /** Mappings of process {@code pid} whose file is {@code name}. */
