@@ -34,8 +34,7 @@ public final class SharedMemory {
         }
         final long pages = (bytes + Memfd.PAGE_BYTES - 1) / Memfd.PAGE_BYTES * Memfd.PAGE_BYTES;
         final Memfd.Created c = Memfd.create(NAME, pages, arena);
-        // Registered after the mapping's cleanup, so it runs first: the descriptor closes, then the
-        // pages are unmapped.
+        // Closing the arena closes the descriptor too; the pages are unmapped by the mapping's own cleanup.
         MemorySegment.NULL.reinterpret(arena, s -> Memfd.closeDescriptor(c.fd()));
         return new SharedMemory(c.fd(), c.segment().asSlice(0, bytes));
     }

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.vrdma.shim.SharedMemory;
+import org.vrdma.shim.SharedRing;
 import org.vrdma.shim.VnicClient;
 import org.vrdma.vnic.verbs.AtomicCap;
 import org.vrdma.vnic.verbs.DeviceAttributes;
@@ -85,6 +86,21 @@ final class AttachedContext {
             return client.bind(op, body);
         } catch (VerbsException e) {
             throw IbvException.of(e);
+        }
+    }
+
+    /**
+     * A CREATE request that hands the vNIC a ring: the ring is unmapped again if the request fails,
+     * and its descriptor is closed either way (the vNIC keeps its own mapping).
+     */
+    ByteBuffer callWithRing(int op, ByteBuffer body, SharedRing ring) {
+        try {
+            return call(op, body);
+        } catch (RuntimeException e) {
+            ring.close();
+            throw e;
+        } finally {
+            ring.closeDescriptor();
         }
     }
 

@@ -45,15 +45,7 @@ final class AttachedCq {
         ByteBuffer req = VnicClient.body(32);
         req.putInt(cqe).putInt(channel == null ? 0 : channel.handle).putInt(0).putInt(0);
         req.putLong(cookie).putInt(ring.fd()).putInt((int) ring.bytes());
-        ByteBuffer r;
-        try {
-            r = ctx.attached.call(CREATE_CQ, req);
-        } catch (RuntimeException e) {
-            ring.close();
-            throw e;
-        } finally {
-            ring.closeDescriptor();
-        }
+        ByteBuffer r = ctx.attached.callWithRing(CREATE_CQ, req, ring);
         int handle = r.getInt();
         int granted = r.getInt();
         AttachedCq a = new AttachedCq(handle, cookie, ring, ControlProtocol.cqRingEntries(cqe), granted);

@@ -69,15 +69,7 @@ final class AttachedQp {
                 .putInt(attr.maxRecvSge)
                 .putInt(attr.maxInlineData);
         req.putInt(ring.fd()).putInt((int) ring.bytes()).putInt(0);
-        ByteBuffer r;
-        try {
-            r = ctx.attached.call(CREATE_QP, req);
-        } catch (RuntimeException e) {
-            ring.close();
-            throw e;
-        } finally {
-            ring.closeDescriptor();
-        }
+        ByteBuffer r = ctx.attached.callWithRing(CREATE_QP, req, ring);
         int handle = r.getInt();
         int qpNum = r.getInt();
         attr.maxSendWr = r.getInt();
