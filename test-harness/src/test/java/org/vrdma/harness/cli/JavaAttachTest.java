@@ -169,8 +169,12 @@ class JavaAttachTest {
             w.sendFlags = SendFlags.SIGNALED;
             w.remoteAddr = b.mr.addr();
             w.rkey = b.mr.rkey();
+            long startNs = System.nanoTime();
             a.qp.postSend(w);
             IbvWc wc = await(a.cq, a.channel);
+            System.out.printf(
+                    "WRITE 1 MiB host A -> host B (zero-copy source, process_vm sink): %.1f ms%n",
+                    (System.nanoTime() - startNs) / 1e6);
             assertThat(wc.status).as(wc.toString()).isEqualTo(WcStatus.SUCCESS);
             assertThat(wc.opcode).isEqualTo(WcOpcode.RDMA_WRITE);
             assertThat(b.buf().toArray(ValueLayout.JAVA_BYTE)).isEqualTo(pattern);
@@ -389,6 +393,8 @@ class JavaAttachTest {
             assertThat(HostProcesses.waitFor(server, 30, TimeUnit.SECONDS, "ibv_rc_pingpong"))
                     .as(Files.readString(out))
                     .isZero();
+            System.out.println(
+                    "ibv_rc_pingpong (server, host A) against the Java client on host B:\n" + Files.readString(out));
             assertThat(Files.readString(out))
                     .contains(iterations + " iters in")
                     .contains((long) size * iterations * 2 + " bytes in");
