@@ -3,6 +3,7 @@ package org.vrdma.verbs;
 import static org.vrdma.shim.ControlProtocol.*;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.vrdma.shim.ControlProtocol;
 import org.vrdma.shim.SharedRing;
 import org.vrdma.shim.VnicClient;
@@ -23,6 +24,7 @@ final class AttachedCq {
     private final SharedRing ring;
     private final int mask;
     private final int capacity;
+    private final AtomicInteger deferredAcks = new AtomicInteger();
     /** Next slot to read; one thread at a time polls. */
     private int cons;
 
@@ -104,12 +106,20 @@ final class AttachedCq {
         AttachedMemory.call(ctx, REQ_NOTIFY_CQ, handle, solicitedOnly ? 1 : 0);
     }
 
-    void ackEvents(IbvContext ctx, int n) {
-        AttachedMemory.call(ctx, ACK_CQ_EVENTS, handle, n);
+    /**
+     * Acknowledged events are counted here and told to the vNIC with DESTROY_CQ, the only request
+     * they matter for: no control round trip per event on the wait path.
+     */
+    void ackEvents(int n) {
+        deferredAcks.addAndGet(n);
     }
 
-    /** DESTROY_CQ, then the ring is unmapped on this side too. */
+    /** ACK_CQ_EVENTS for what was acknowledged, DESTROY_CQ, then the ring is unmapped here too. */
     void destroy(IbvContext ctx) {
+        int acks = deferredAcks.getAndSet(0);
+        if (acks > 0) {
+            AttachedMemory.call(ctx, ACK_CQ_EVENTS, handle, acks);
+        }
         AttachedMemory.call(ctx, DESTROY_CQ, handle);
         ctx.attached.cqByCookie.remove(cookie);
         ring.close();

@@ -160,7 +160,7 @@ public final class IbvCq implements AutoCloseable {
             }
             if (unackedEvents.compareAndSet(u, u - n)) {
                 if (attached != null && n > 0) {
-                    attached.ackEvents(context, n);
+                    attached.ackEvents(n);
                 }
                 return;
             }
