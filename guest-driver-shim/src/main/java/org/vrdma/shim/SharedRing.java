@@ -91,46 +91,57 @@ public final class SharedRing implements AutoCloseable {
         }
     }
 
+    /** Bytes mapped. */
     public long bytes() {
         return segment.byteSize();
     }
 
+    /** A counter, read with acquire semantics. */
     public int getIntAcquire(final long offset) {
         return (int) INT_HANDLE.getAcquire(segment, offset);
     }
 
+    /** Publishes a counter with release semantics, after the slots it covers. */
     public void setIntRelease(final long offset, final int value) {
         INT_HANDLE.setRelease(segment, offset, value);
     }
 
+    /** Writes an int with volatile (sequentially consistent) semantics. */
     public void setIntVolatile(final long offset, final int value) {
         INT_HANDLE.setVolatile(segment, offset, value);
     }
 
+    /** A little-endian int of a slot. */
     public int getInt(final long offset) {
         return segment.get(INT, offset);
     }
 
+    /** A little-endian long of a slot. */
     public long getLong(final long offset) {
         return segment.get(LONG, offset);
     }
 
+    /** Writes a little-endian int of a slot. */
     public void putInt(final long offset, final int value) {
         segment.set(INT, offset, value);
     }
 
+    /** Writes a little-endian long of a slot. */
     public void putLong(final long offset, final long value) {
         segment.set(LONG, offset, value);
     }
 
+    /** Writes a little-endian short of a slot. */
     public void putShort(final long offset, final short value) {
         segment.set(SHORT, offset, value);
     }
 
+    /** Writes a byte of a slot. */
     public void putByte(final long offset, final byte value) {
         segment.set(ValueLayout.JAVA_BYTE, offset, value);
     }
 
+    /** Copies {@code len} bytes from {@code offset} into {@code dst}. */
     public void getBytes(final long offset, final byte[] dst, final int len) {
         MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, dst, 0, len);
     }
