@@ -19,6 +19,15 @@ class TimelyTest {
                 .deltaBps(10_000_000);
     }
 
+    /** Thresholds for a 5 µs path, given explicitly (the same as the path-scaled defaults). */
+    private static Timely.Config fiveMicroseconds() {
+        return new Timely.Config()
+                .tLowNs(12_500)
+                .tHighNs(125_000)
+                .minRttNs(5_000)
+                .deltaBps(100_000_000);
+    }
+
     /** A TIMELY whose previous RTT is {@code firstRttNs}, at line rate. */
     private static Timely timelyAfter(final long firstRttNs) {
         final Timely cc = new Timely(FLOW, paper());
@@ -103,7 +112,7 @@ class TimelyTest {
     void ackCoalescingAtLowRateIsNotReadAsQueueing() {
         // At the 100 Mbit/s floor four 4 KiB packets take 1 ms to pace out; the receiver ACKs the
         // fourth, so the transport's sample of the first is ~1 ms, above Thigh (125 µs here).
-        final Timely cc = new Timely(FlowContext.of(LINE, 5_000, 4096, 1), new Timely.Config());
+        final Timely cc = new Timely(FlowContext.of(LINE, 5_000, 4096, 1), fiveMicroseconds());
         final CoalescedAckPath path = new CoalescedAckPath(cc, 4096, 58, 4, 5_000, 7);
         path.queueDelayNs(1_000_000).runUntil(12_000_000); // a standing 1 ms queue: to the floor
         assertThat(cc.rateBps()).isEqualTo(100_000_000L);
@@ -119,11 +128,13 @@ class TimelyTest {
 
     @Test
     void recoversToNearLineRateAfterALossEpisode() {
-        final Timely cc = new Timely(FlowContext.of(LINE, 5_000, 4096, 1), new Timely.Config());
+        final Timely cc = new Timely(FlowContext.of(LINE, 5_000, 4096, 1), fiveMicroseconds());
         final CoalescedAckPath path = new CoalescedAckPath(cc, 4096, 58, 4, 5_000, 11);
         // A 300 µs queue (above Thigh) while the buffer overflows for 100 µs: timeouts, re-sends.
         path.queueDelayNs(300_000).lossEpisode(3_000_000, 3_100_000).runUntil(8_000_000);
         assertThat(cc.rateBps()).isLessThan(LINE / 100);
+        // A floor-locked TIMELY (samples inflated by ACK coalescing, rounds stretched by header
+        // bytes) stays at 100 Mbit/s here with no goodput at all.
         path.queueDelayNs(0).runUntil(30_000_000);
         assertThat(cc.rateBps()).isGreaterThan(LINE * 9 / 10);
         final long before = path.bytesAcked();
