@@ -11,8 +11,8 @@ package org.vrdma.cc;
  * low rate it is N-1 pacing gaps (about 1 ms for four 4 KiB packets at 100 Mbit/s), far above any
  * delay threshold, and a delay-based algorithm that reads it as queueing keeps cutting its rate
  * because its rate is low. TIMELY measures per completion and subtracts the segment's serialisation
- * (Mittal et al. 2015, section 4.1) and Swift subtracts the receiver's ACK delay (Kumar et al. 2020,
- * section 3.1) for this reason; this log gives the same delay from the send times alone.
+ * (Mittal et al. 2015) and Swift subtracts the receiver's ACK delay (Kumar et al. 2020) for this
+ * reason; this log gives the same delay from the send times alone.
  *
  * <p>How: packets are logged in sending order. The ACK's cumulative count (in packets of {@code
  * mtuBytes}) names the newest packet it acknowledges, whose arrival triggered it; its send time is
