@@ -162,6 +162,7 @@ final class Session {
                 ringFull++;
                 return;
             }
+            publishQueueCounters();
             final WorkCompletion wc = scratchWc;
             wc.wrId = wrId;
             wc.status = status;
@@ -215,6 +216,7 @@ final class Session {
         final ByteBuf inline;
         final byte[] inlineBytes;
         int sqCons;
+        int sqPublished;
         int rqCons;
         /** The model's send or receive queue was full: retried after the next completion. */
         boolean stalled;
@@ -326,6 +328,9 @@ final class Session {
                 final int inlineLen = ring.getInt(at + 36);
                 final WrOpcode op = opcode >= 0 && opcode < WR_OPCODES.length ? WR_OPCODES[opcode] : null;
                 final WcOpcode wcOp = op == null ? WcOpcode.SEND : op.completionOpcode();
+                // The slot is free again once read: counted now, so the counter the library sees is
+                // published before any completion of it (a UD send completes inside postSend).
+                sqCons++;
                 if (op == null || numSge < 0 || numSge > maxSendSge || inlineLen < 0 || inlineLen > maxInline) {
                     sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
                 } else if (udMtuBytes > 0 && udLength(at, flags, numSge, inlineLen) > udMtuBytes) {
@@ -361,16 +366,24 @@ final class Session {
                         qp.postSend(w);
                     } catch (final VerbsException e) {
                         if (e.errno() == Errno.ENOMEM) {
+                            sqCons--; // not taken: read again after the next completion
                             stalled = true;
                             break;
                         }
                         sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
                     }
                 }
-                sqCons++;
                 done++;
             }
             if (done > 0) {
+                publishSqCons();
+            }
+        }
+
+        /** Publishes the send slots read so far, if that changed. */
+        void publishSqCons() {
+            if (sqCons != sqPublished) {
+                sqPublished = sqCons;
                 ring.setIntRelease(SQ_CONS, sqCons);
             }
         }
@@ -926,11 +939,7 @@ final class Session {
             return;
         }
         try {
-            // Before the completion becomes visible, so the library never sees a receive completed
-            // and still counted as outstanding in its SRQ.
-            for (int i = 0; i < srqs.size(); i++) {
-                srqs.get(i).publishConsumed();
-            }
+            publishQueueCounters();
             c.drain();
         } catch (final RuntimeException e) {
             // Never let a ring problem unwind through the model's transport.
@@ -940,6 +949,19 @@ final class Session {
             // Never re-enter the model from inside its publish: retry as a task of its own.
             retryQueued = true;
             server.deviceExecutor().execute(this::retryStalled);
+        }
+    }
+
+    /**
+     * Publishes the work-queue consumer counters before a completion becomes visible, so the
+     * library never sees a request completed while its slot still counts as taken (a full queue).
+     */
+    private void publishQueueCounters() {
+        for (int i = 0; i < qps.size(); i++) {
+            qps.get(i).publishSqCons();
+        }
+        for (int i = 0; i < srqs.size(); i++) {
+            srqs.get(i).publishConsumed();
         }
     }
 
