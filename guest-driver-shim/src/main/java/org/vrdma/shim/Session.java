@@ -71,6 +71,10 @@ final class Session {
     private final WorkCompletion scratchWc = new WorkCompletion();
     private final List<Qp> qps = new ArrayList<>();
     private final List<SrqRing> srqs = new ArrayList<>();
+    /** The address handle a UD send named last: no map lookup (nor boxing) per datagram. */
+    private int lastAhHandle;
+
+    private AddressHandle lastAh;
     /** A doorbell task is queued on the device thread; set by the doorbell connection's thread. */
     private final AtomicBoolean doorbellQueued = new AtomicBoolean();
     /** A retry of QPs whose model queue was full is queued. */
@@ -348,7 +352,7 @@ final class Session {
                     w.swap = ring.getLong(at + 48);
                     if (udMtuBytes > 0) {
                         // Only this application's own handles resolve; anything else is no AH (EINVAL).
-                        w.ah = handles.get(ring.getInt(at + 56)) instanceof AddressHandle ah ? ah : null;
+                        w.ah = addressHandle(ring.getInt(at + 56));
                         w.remoteQpn = ring.getInt(at + 60);
                         w.remoteQkey = ring.getInt(at + 64);
                     }
@@ -1303,7 +1307,17 @@ final class Session {
         final int h = in.getInt();
         get(h, AddressHandle.class).destroy();
         handles.remove(h);
+        lastAh = null;
         return Response.ok();
+    }
+
+    /** This application's address handle {@code h}, or null. */
+    private AddressHandle addressHandle(final int h) {
+        if (lastAh == null || h != lastAhHandle) {
+            lastAh = handles.get(h) instanceof AddressHandle ah ? ah : null;
+            lastAhHandle = h;
+        }
+        return lastAh;
     }
 
     private Response createSrq(final ByteBuffer in) {

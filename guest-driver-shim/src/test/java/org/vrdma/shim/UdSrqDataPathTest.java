@@ -17,8 +17,10 @@ import org.junit.jupiter.api.Test;
  */
 class UdSrqDataPathTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    /** {@code IBV_WC_LOC_LEN_ERR}. */
+    /** {@code IBV_WC_LOC_LEN_ERR} and {@code IBV_WC_LOC_QP_OP_ERR}. */
     private static final int LOC_LEN_ERR = 1;
+
+    private static final int LOC_QP_OP_ERR = 2;
 
     private ShimFixture fx;
     private Path program;
@@ -44,11 +46,12 @@ class UdSrqDataPathTest {
                 .contains("WC ud status=0 opcode=128 len=63") // 40-byte GRH + 23 bytes
                 .contains("WC reply status=0 opcode=128 len=46")
                 .contains("WC toolong status=" + LOC_LEN_ERR)
+                .contains("WC badah status=" + LOC_QP_OP_ERR)
                 .contains("UD OK")
                 .contains("DONE");
         // Address handles live in the vNIC: the four refused ones were never created.
-        assertThat(fx.server.succeeded(ControlProtocol.CREATE_AH)).isEqualTo(2);
-        assertThat(fx.server.succeeded(ControlProtocol.DESTROY_AH)).isEqualTo(2);
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_AH)).isEqualTo(3);
+        assertThat(fx.server.succeeded(ControlProtocol.DESTROY_AH)).isEqualTo(3);
         // Completions still never cross the control socket.
         assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
         ShimFixture.eventually(WAIT, () -> fx.server.sessions().isEmpty(), "session released");

@@ -6,7 +6,8 @@
  *         GRH, the GRH's IPv4 source, src_qp, wc_flags), the reply through ibv_create_ah_from_wc;
  *         then what must fail cleanly: address handles without a RoCE v2 GID, a wrong Q_Key
  *         (dropped at the receiver), a message larger than the MTU (LOC_LEN_ERR), a send without
- *         an address handle or with an RDMA opcode (EINVAL); prints "UD OK"
+ *         an address handle or with an RDMA opcode (EINVAL), handle numbers that are not this
+ *         program's address handles (LOC_QP_OP_ERR); prints "UD OK"
  *   srq   two RC QPs on one SRQ of 8: exactly 8 receives fit, sends on both QPs consume them with
  *         the right qp_num, the limit and resizing rules of ibv_modify_srq, ibv_query_srq, EBUSY
  *         while QPs use the SRQ; prints "SRQ OK"
@@ -247,6 +248,28 @@ static void scenario_ud(void)
 	/* No address handle, or an RDMA opcode: refused at post time. */
 	check(ud_send(a, NULL, b->qp_num, QKEY, 14, 0, 8, IBV_WR_SEND) == EINVAL, "send without AH");
 	check(ud_send(a, ah, b->qp_num, QKEY, 15, 0, 8, IBV_WR_RDMA_WRITE) == EINVAL, "RDMA on UD");
+	/*
+	 * Handle numbers the vNIC does not know as this program's address handles: one never created,
+	 * the PD's (another kind of object), a destroyed handle's. Each completes with LOC_QP_OP_ERR.
+	 */
+	{
+		struct ibv_ah fake = { .context = ctx, .pd = pd, .handle = 999999 };
+		struct ibv_ah pd_as_ah = { .context = ctx, .pd = pd, .handle = pd->handle };
+		struct ibv_ah *gone = ibv_create_ah(pd, &ah_attr);
+		struct ibv_ah stale;
+
+		if (!gone)
+			die("ibv_create_ah gone");
+		stale = *gone;
+		check(ibv_destroy_ah(gone) == 0, "destroy AH");
+		check(ud_send(a, &fake, b->qp_num, QKEY, 17, 8192, 23, IBV_WR_SEND) == 0, "unknown AH posted");
+		check(ud_send(a, &pd_as_ah, b->qp_num, QKEY, 18, 8192, 23, IBV_WR_SEND) == 0, "PD as AH posted");
+		check(ud_send(a, &stale, b->qp_num, QKEY, 19, 8192, 23, IBV_WR_SEND) == 0, "stale AH posted");
+		for (int i = 17; i <= 19; i++) {
+			wc = wait_wc("badah");
+			check(wc.status == IBV_WC_LOC_QP_OP_ERR && wc.wr_id == (uint64_t)i, "foreign AH number");
+		}
+	}
 	/* The receive posted above still serves a good datagram. */
 	check(ud_send(a, ah, b->qp_num, QKEY, 16, 8192, 23, IBV_WR_SEND) == 0, "good send again");
 	for (int i = 0; i < 2; i++) {
