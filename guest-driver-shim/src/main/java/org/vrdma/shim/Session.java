@@ -999,7 +999,7 @@ final class Session {
             final SrqRing r = srqs.get(i);
             if (r.stalled) {
                 r.stalled = false;
-                drainSafely(r::onDoorbell);
+                drainSafely(r);
             }
         }
     }
@@ -1023,7 +1023,7 @@ final class Session {
         for (int i = 0; i < srqs.size(); i++) { // receives first, as for a QP's own queue
             final SrqRing r = srqs.get(i);
             if (!r.stalled) {
-                drainSafely(r::onDoorbell);
+                drainSafely(r);
             }
         }
         for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
@@ -1034,9 +1034,11 @@ final class Session {
         }
     }
 
-    private void drainSafely(final Runnable drain) {
+    private void drainSafely(final SrqRing r) {
         try {
-            drain.run();
+            if (!r.onDoorbell()) {
+                scheduleDoorbell(); // a producer that never stops: let other work run first
+            }
         } catch (final RuntimeException e) {
             LOG.log(Level.WARNING, "pid " + pid + ": shared receive queue ring", e);
         }

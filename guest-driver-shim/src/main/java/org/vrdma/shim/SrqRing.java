@@ -49,20 +49,24 @@ final class SrqRing {
         return SRQ_RING_HDR + (long) Session.pow2AtLeast(maxWr) * stride(maxSge);
     }
 
-    /** Drains the ring, then arms the doorbell unless the model's queue was full. */
-    void onDoorbell() {
+    /**
+     * Drains the ring, then arms the doorbell unless the model's queue was full. False when the
+     * producer kept going for 64 rounds: the caller drains again later, letting other work run.
+     */
+    boolean onDoorbell() {
         for (int round = 0; round < 64; round++) {
             drain();
             if (stalled) {
-                return;
+                return true;
             }
             ring.setIntVolatile(DB_ARMED, 1);
             VarHandle.fullFence();
             if (ring.getIntAcquire(SRQ_PROD) == drained) {
-                return;
+                return true;
             }
             ring.setIntVolatile(DB_ARMED, 0);
         }
+        return false;
     }
 
     /** A message found the model's queue empty: move what the application posted meanwhile. */
