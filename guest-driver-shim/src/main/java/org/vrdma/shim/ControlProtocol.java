@@ -39,6 +39,14 @@ public final class ControlProtocol {
     public static final int DESTROY_QP = 20;
     public static final int OPEN_DOORBELL = 21;
     public static final int BIND_DOORBELL = 22;
+    /** Address handles and shared receive queues (UD and SRQ). */
+    public static final int CREATE_AH = 40;
+
+    public static final int DESTROY_AH = 41;
+    public static final int CREATE_SRQ = 42;
+    public static final int MODIFY_SRQ = 43;
+    public static final int QUERY_SRQ = 44;
+    public static final int DESTROY_SRQ = 45;
 
     /** Completion ring: header bytes, producer (vNIC) and consumer (library) counter offsets. */
     public static final int CQ_RING_HDR = 128;
@@ -65,6 +73,17 @@ public final class ControlProtocol {
     public static final int QP_ATTR_BYTES = 144;
     /** {@code IBV_QPT_RC}. */
     public static final int QPT_RC = 2;
+    /** {@code IBV_QPT_UD}. */
+    public static final int QPT_UD = 4;
+    /** SRQ ring: header bytes, producer (library) and consumer (vNIC: receives consumed) counters. */
+    public static final int SRQ_RING_HDR = 512;
+
+    public static final int SRQ_PROD = 0;
+    public static final int SRQ_CONS = 64;
+    /** {@code ibv_modify_srq} mask bits: {@code IBV_SRQ_MAX_WR}, {@code IBV_SRQ_LIMIT}. */
+    public static final int SRQ_ATTR_MAX_WR = 1;
+
+    public static final int SRQ_ATTR_LIMIT = 2;
 
     /** Bytes of {@code struct vr_device_attr}. */
     public static final int DEVICE_ATTR_BYTES = 248;
