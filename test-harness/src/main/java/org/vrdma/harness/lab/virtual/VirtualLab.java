@@ -37,8 +37,8 @@ import org.vrdma.vswitch.pipeline.VSwitchConfig;
 /**
  * A lab in virtual time: one {@link VirtualTimeScheduler} drives every host's vSwitch (the real
  * pipeline: ENIs, VPC routing, Geneve, uplink egress port) and vNICs (the real RC transport and
- * congestion control), and every fabric switch ({@link EcmpSwitch} of vswitch egress ports) and
- * link ({@link Wire} propagation delay). Deterministic for the lab and its seed. Single-threaded.
+ * congestion control), and every fabric switch ({@link EcmpSwitch} of {@link FabricPort}s, which
+ * model their links' propagation delay too) and host uplink ({@link Wire} propagation delay). Deterministic for the lab and its seed. Single-threaded.
  */
 final class VirtualLab implements LabRun {
     /** Underlay address of host i is 10.128.0.1 + i. */
@@ -156,15 +156,7 @@ final class VirtualLab implements LabRun {
         List<LabNetwork.Node> nodes = network.nodes();
         List<LabNetwork.Link> links = network.links();
         int hosts = network.hosts().size();
-        // One wire per link direction: wireOut[l][0] carries a->b, [1] b->a.
-        Wire[][] wireOut = new Wire[links.size()][2];
-        for (int i = 0; i < links.size(); i++) {
-            long delay = links.get(i).spec().delayNs();
-            wireOut[i][0] = new Wire(scheduler, delay);
-            wireOut[i][1] = new Wire(scheduler, delay);
-            wires.add(wireOut[i][0]);
-            wires.add(wireOut[i][1]);
-        }
+        Wire[] hostUplinks = new Wire[hosts];
         List<List<Integer>> adj = network.adjacency();
         adjacency = new int[adj.size()][];
         for (int n = 0; n < adj.size(); n++) {
@@ -193,7 +185,11 @@ final class VirtualLab implements LabRun {
             }
             int li = adj.get(h).getFirst();
             LabNetwork.Link l = links.get(li);
-            Wire out = wireOut[li][l.a() == h ? 0 : 1];
+            // The host's uplink: its vSwitch's egress port, then the propagation delay. Fabric
+            // ports model their links' delay themselves.
+            Wire out = new Wire(scheduler, l.spec().delayNs());
+            wires.add(out);
+            hostUplinks[h] = out;
             VSwitchConfig cfg = VSwitchConfig.of("h" + h, UnderlayAddress.of(HOST_BASE_IPV4 + h, GENEVE_PORT))
                     .withUplink(egress(l.spec()))
                     .withIntMaxHops(intHops)
@@ -215,18 +211,25 @@ final class VirtualLab implements LabRun {
             for (int li : adj.get(n.id())) {
                 LabNetwork.Link l = links.get(li);
                 int dir = l.a() == n.id() ? 0 : 1;
-                int port = s.addPort(egress(l.spec()), wireOut[li][dir]);
+                int port = s.addPort(egress(l.spec()), l.spec().delayNs());
                 portOfLink[li][dir] = port;
                 fabricPorts.add(s.ports().get(port));
                 int peer = dir == 0 ? l.b() : l.a();
                 fabricPortNames.add(n.name() + "->" + nodes.get(peer).name());
             }
         }
-        // Far ends of every wire.
-        for (int li = 0; li < links.size(); li++) {
-            LabNetwork.Link l = links.get(li);
-            wireOut[li][0].connect(sinkOf(l.b(), byNode));
-            wireOut[li][1].connect(sinkOf(l.a(), byNode));
+        // Far ends of every link direction: host uplinks' wires and switch ports.
+        for (int h = 0; h < hosts; h++) {
+            LabNetwork.Link l = links.get(adj.get(h).getFirst());
+            hostUplinks[h].connect(sinkOf(l.a() == h ? l.b() : l.a(), byNode));
+        }
+        for (EcmpSwitch s : switches) {
+            int node = nodeOf(s, byNode);
+            for (int li : adj.get(node)) {
+                LabNetwork.Link l = links.get(li);
+                int dir = l.a() == node ? 0 : 1;
+                s.ports().get(portOfLink[li][dir]).connect(sinkOf(dir == 0 ? l.b() : l.a(), byNode));
+            }
         }
         // ECMP routes: from each switch towards each host, every port on a shortest path.
         for (int h = 0; h < hosts; h++) {

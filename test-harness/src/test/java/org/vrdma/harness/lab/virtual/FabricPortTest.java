@@ -47,7 +47,8 @@ class FabricPortTest {
 
         VirtualTimeScheduler b = new VirtualTimeScheduler(9);
         InnerFrame peek = new InnerFrame();
-        FabricPort fabric = new FabricPort("s:p0", b, config, b.randoms(), (frame, tag, nowNs) -> {
+        FabricPort fabric = new FabricPort("s:p0", b, config, b.randoms(), 0);
+        fabric.connect((frame, tag, nowNs) -> {
             assertThat(tag).isEqualTo(FrameTag.read(frame, HOST_BASE, peek));
             viaFabric.add(describe(frame, nowNs));
             frame.release();
@@ -63,6 +64,52 @@ class FabricPortTest {
         assertThat(fabric.txPackets()).isEqualTo(egress.txPackets());
     }
 
+    /**
+     * Without faults a fabric port accounts departures lazily and schedules only the arrivals at
+     * the far end: an egress port followed by a wire of the same propagation delay gives the same
+     * arrivals, marks, drops and counts.
+     */
+    @Test
+    void withoutFaultsArrivesAsAnEgressPortAndAWire() {
+        for (long delayNs : new long[] {0, 1_000, 30_000}) {
+            EgressConfig config =
+                    EgressConfig.of(40_000_000_000L, 60_000).withEcn(new RedEcnMarker(10_000, 40_000, 0.5));
+            List<String> viaEgress = new ArrayList<>();
+            List<String> viaFabric = new ArrayList<>();
+
+            VirtualTimeScheduler a = new VirtualTimeScheduler(9);
+            Wire wire = new Wire(a, delayNs);
+            wire.connect((frame, tag, nowNs) -> {
+                viaEgress.add(describe(frame, nowNs));
+                frame.release();
+            });
+            EgressPort egress = new EgressPort("s:p0", a, config, a.randoms(), UnderlayPort.OUTER_HEADERS_BYTES, wire);
+            offerAll(a, egress::offer);
+
+            VirtualTimeScheduler b = new VirtualTimeScheduler(9);
+            InnerFrame peek = new InnerFrame();
+            FabricPort fabric = new FabricPort("s:p0", b, config, b.randoms(), delayNs);
+            fabric.connect((frame, tag, nowNs) -> {
+                assertThat(tag).isEqualTo(FrameTag.read(frame, HOST_BASE, peek));
+                viaFabric.add(describe(frame, nowNs));
+                frame.release();
+            });
+            offerAll(b, frame -> fabric.offer(frame, FrameTag.read(frame, HOST_BASE, peek)));
+
+            assertThat(viaEgress).as("delay %d ns", delayNs).hasSizeGreaterThan(1500);
+            assertThat(viaFabric).as("delay %d ns", delayNs).containsExactlyElementsOf(viaEgress);
+            assertThat(fabric.bufferDrops()).isEqualTo(egress.bufferDrops()).isPositive();
+            assertThat(fabric.ecnMarked()).isEqualTo(egress.ecnMarked()).isPositive();
+            assertThat(fabric.txPackets()).isEqualTo(egress.txPackets());
+            assertThat(fabric.queuedBytes()).isZero();
+            if (delayNs > 0) {
+                assertThat(b.eventsFired())
+                        .as("one event per packet (and per offer), not two")
+                        .isLessThan(a.eventsFired() - 1000);
+            }
+        }
+    }
+
     @Test
     void tagsCarryWhatTheHeadersSay() {
         ByteBuf frame = frame(7, 0xC123, 2, 0x0A, 1200);
@@ -74,6 +121,7 @@ class FabricPortTest {
         assertThat(FrameTag.control(tag)).isFalse();
         assertThat(FrameTag.ipOffset(tag)).isEqualTo(UnderlayPort.OUTER_HEADERS_BYTES + 8 + 14);
         assertThat(FrameTag.ipHeaderBytes(tag)).isEqualTo(20);
+        assertThat(FrameTag.mayCarryOptions(tag)).as("no Geneve options").isFalse();
         ByteBuf ack = frame(1, 1, 2, 0x11, 0);
         assertThat(FrameTag.control(FrameTag.read(ack, HOST_BASE, new InnerFrame())))
                 .as("an ACK")
