@@ -19,6 +19,7 @@ import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.Percentiles;
 import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.SeededRandoms;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
 import org.vrdma.vnic.transport.RocePacketCodec;
@@ -28,23 +29,30 @@ import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
 import org.vrdma.vswitch.fabric.FabricUplink;
 import org.vrdma.vswitch.pipeline.EgressConfig;
-import org.vrdma.vswitch.pipeline.EgressPort;
 import org.vrdma.vswitch.pipeline.EniConfig;
+import org.vrdma.vswitch.pipeline.InnerFrame;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitch;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
 
 /**
  * A lab in virtual time: one {@link VirtualTimeScheduler} drives every host's vSwitch (the real
- * pipeline: ENIs, VPC routing, Geneve, uplink egress port) and vNICs (the real RC transport and
- * congestion control), and every fabric switch ({@link EcmpSwitch} of {@link FabricPort}s, which
- * model their links' propagation delay too) and host uplink ({@link Wire} propagation delay). Deterministic for the lab and its seed. Single-threaded.
+ * pipeline: ENIs, VPC routing, Geneve) and vNICs (the real RC transport and congestion control),
+ * and every link direction as a {@link FabricPort} (rate, buffer, RED/ECN, INT, faults and
+ * propagation delay): host uplinks behind each vSwitch, and the ports of every fabric switch
+ * ({@link EcmpSwitch}). Deterministic for the lab and its seed. Single-threaded.
  */
 final class VirtualLab implements LabRun {
     /** Underlay address of host i is 10.128.0.1 + i. */
     static final int HOST_BASE_IPV4 = 0x0A80_0001;
 
     static final int GENEVE_PORT = 6081;
+
+    /**
+     * The vSwitches' own uplink port: unlimited, so frames pass it at once, without marking, INT
+     * or faults; the host link is a {@link FabricPort} behind it.
+     */
+    static final EgressConfig UNSHAPED_UPLINK = EgressConfig.of(0, 1L << 40).withIntStamping(false);
     /** Inner headers of a RoCEv2 packet: Ethernet, IPv4, UDP, BTH, ICRC. */
     static final int INNER_HEADERS_BYTES = 14 + 20 + 8 + 12 + 4;
 
@@ -54,8 +62,7 @@ final class VirtualLab implements LabRun {
     private final FramePool allocator;
     private final VSwitch[] vswitches;
     private final List<EcmpSwitch> switches = new ArrayList<>();
-    private final List<Wire> wires = new ArrayList<>();
-    private final List<EgressPort> hostPorts = new ArrayList<>();
+    private final List<FabricPort> hostPorts = new ArrayList<>();
     private final List<FabricPort> fabricPorts = new ArrayList<>();
     private final List<String> fabricPortNames = new ArrayList<>();
     private final List<List<VirtualEni>> enis = new ArrayList<>();
@@ -156,7 +163,6 @@ final class VirtualLab implements LabRun {
         List<LabNetwork.Node> nodes = network.nodes();
         List<LabNetwork.Link> links = network.links();
         int hosts = network.hosts().size();
-        Wire[] hostUplinks = new Wire[hosts];
         List<List<Integer>> adj = network.adjacency();
         adjacency = new int[adj.size()][];
         for (int n = 0; n < adj.size(); n++) {
@@ -185,17 +191,28 @@ final class VirtualLab implements LabRun {
             }
             int li = adj.get(h).getFirst();
             LabNetwork.Link l = links.get(li);
-            // The host's uplink: its vSwitch's egress port, then the propagation delay. Fabric
-            // ports model their links' delay themselves.
-            Wire out = new Wire(scheduler, l.spec().delayNs());
-            wires.add(out);
-            hostUplinks[h] = out;
             VSwitchConfig cfg = VSwitchConfig.of("h" + h, UnderlayAddress.of(HOST_BASE_IPV4 + h, GENEVE_PORT))
-                    .withUplink(egress(l.spec()))
+                    .withUplink(UNSHAPED_UPLINK)
                     .withIntMaxHops(intHops)
                     .withSeed(lab.seed() * 1_000_003L + h);
-            vswitches[h] = new VSwitch(cfg, scheduler, allocator, new FabricUplink(scheduler, out));
-            hostPorts.add(vswitches[h].uplink());
+            // The host link (rate, buffer, ECN, INT, faults, propagation delay) is a fabric port
+            // after the vSwitch, with the random streams the vSwitch's own uplink port would draw
+            // from: the frame's tag is read here, while its headers are still in the CPU's cache.
+            FabricPort uplink = new FabricPort(
+                    cfg.name() + ":uplink",
+                    scheduler,
+                    egress(l.spec()),
+                    new SeededRandoms(cfg.seed()),
+                    l.spec().delayNs());
+            hostPorts.add(uplink);
+            InnerFrame peek = new InnerFrame();
+            vswitches[h] = new VSwitch(
+                    cfg,
+                    scheduler,
+                    allocator,
+                    new FabricUplink(
+                            scheduler,
+                            (frame, nowNs) -> uplink.offer(frame, FrameTag.read(frame, HOST_BASE_IPV4, peek))));
         }
         // Switches and their ports, one per link.
         EcmpSwitch[] byNode = new EcmpSwitch[nodes.size()];
@@ -221,7 +238,7 @@ final class VirtualLab implements LabRun {
         // Far ends of every link direction: host uplinks' wires and switch ports.
         for (int h = 0; h < hosts; h++) {
             LabNetwork.Link l = links.get(adj.get(h).getFirst());
-            hostUplinks[h].connect(sinkOf(l.a() == h ? l.b() : l.a(), byNode));
+            hostPorts.get(h).connect(sinkOf(l.a() == h ? l.b() : l.a(), byNode));
         }
         for (EcmpSwitch s : switches) {
             int node = nodeOf(s, byNode);
@@ -484,7 +501,7 @@ final class VirtualLab implements LabRun {
     /** Packets sent on every link so far (host uplinks and switch ports). */
     long linkTransmissions() {
         long n = 0;
-        for (EgressPort p : hostPorts) {
+        for (FabricPort p : hostPorts) {
             n += p.txPackets();
         }
         for (FabricPort p : fabricPorts) {
@@ -543,7 +560,7 @@ final class VirtualLab implements LabRun {
         long ecn = 0;
         long drops = 0;
         long lost = 0;
-        for (EgressPort p : hostPorts) {
+        for (FabricPort p : hostPorts) {
             ecn += p.ecnMarked();
             drops += p.bufferDrops();
             lost += p.dataLost() + p.controlLost();
@@ -691,8 +708,8 @@ final class VirtualLab implements LabRun {
                 vs.close();
             }
         }
-        for (Wire w : wires) {
-            w.close();
+        for (FabricPort p : hostPorts) {
+            p.close();
         }
         allocator.close();
     }
