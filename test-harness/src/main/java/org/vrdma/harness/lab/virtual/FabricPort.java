@@ -58,6 +58,7 @@ final class FabricPort implements TimerHandler {
 
     private long armedTimer = TimerService.NO_TIMER;
     private long ecnMarked;
+    private long malformedDrops;
 
     /**
      * @param propagationNs the link's propagation delay; packets reach the far end ({@link
@@ -94,6 +95,12 @@ final class FabricPort implements TimerHandler {
 
     /** Queues a tagged packet; the port owns it from here on. */
     void offer(ByteBuf packet, long tag) {
+        if (tag == FrameTag.MALFORMED) {
+            // Not an underlay frame (vSwitches never send one): dropped, counted.
+            malformedDrops++;
+            packet.release();
+            return;
+        }
         long nowNs = timers.nowNs();
         if (direct) {
             leaveBy(nowNs - 1);
@@ -313,6 +320,11 @@ final class FabricPort implements TimerHandler {
 
     long ecnMarked() {
         return ecnMarked;
+    }
+
+    /** Frames offered with a {@link FrameTag#MALFORMED} tag, dropped. */
+    long malformedDrops() {
+        return malformedDrops;
     }
 
     long dataLost() {

@@ -135,6 +135,17 @@ class FabricPortTest {
         ByteBuf notIpv4 = frame(1, 1, 2, 0x0A, 0);
         notIpv4.setShort(12, 0x86DD);
         assertThat(FrameTag.read(notIpv4, HOST_BASE, new InnerFrame())).isEqualTo(FrameTag.MALFORMED);
+        VirtualTimeScheduler s = new VirtualTimeScheduler(1);
+        FabricPort port = new FabricPort("s:p0", s, EgressConfig.of(1_000_000_000L, 10_000), s.randoms(), 1_000);
+        List<ByteBuf> arrived = new ArrayList<>();
+        port.connect((f, t, nowNs) -> arrived.add(f));
+        ByteBuf bad = notIpv4.retain();
+        port.offer(bad, FrameTag.MALFORMED);
+        s.runUntilIdle(100);
+        assertThat(port.malformedDrops()).isEqualTo(1);
+        assertThat(port.txPackets()).isZero();
+        assertThat(arrived).isEmpty();
+        assertThat(bad.refCnt()).as("released once").isEqualTo(1);
         frame.release();
         notIpv4.release();
     }
