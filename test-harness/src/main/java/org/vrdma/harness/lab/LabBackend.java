@@ -19,7 +19,7 @@ package org.vrdma.harness.lab;
  *       org.vrdma.vnic.verbs.Device}) per ENI, program routes so each ENI reaches every ENI of its
  *       VPC and no other, and return a {@link LabRun} once every ENI can exchange RDMA.
  *   <li>Links: apply what the backend can emulate of each {@link LinkSpec} (rate, delay, buffer,
- *       ECN, faults), at least on the host links (the vSwitch uplink {@code EgressPort}); say in
+ *       ECN, faults), at least on the host links (e.g. the vSwitch uplink {@code EgressPort}); say in
  *       {@link LabRun#describe()} what is modelled and what is not.
  *   <li>Failure: if {@code start} fails half-way it removes everything it created before throwing a
  *       {@link LabException}; {@link LabRun#close()} always removes everything (processes,

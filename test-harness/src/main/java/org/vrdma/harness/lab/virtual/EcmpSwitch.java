@@ -47,9 +47,13 @@ final class EcmpSwitch implements TaggedSink {
         return name;
     }
 
-    int addPort(EgressConfig config, TaggedSink out) {
+    /**
+     * Adds a port whose link delays packets by {@code propagationNs}; {@link FabricPort#connect}
+     * it to the far end.
+     */
+    int addPort(EgressConfig config, long propagationNs) {
         int n = ports.size();
-        ports.add(new FabricPort(name + ":p" + n, timers, config, randoms, out));
+        ports.add(new FabricPort(name + ":p" + n, timers, config, randoms, propagationNs));
         portArray = ports.toArray(new FabricPort[0]);
         return n;
     }

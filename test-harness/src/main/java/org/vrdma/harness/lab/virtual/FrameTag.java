@@ -102,6 +102,14 @@ final class FrameTag {
         return ((int) (tag >>> 30) & 0xF) << 2;
     }
 
+    /**
+     * False when the frame surely carries no Geneve option (its inner Ethernet header, without a
+     * VLAN tag, follows the Geneve base header), so no INT record needs looking for.
+     */
+    static boolean mayCarryOptions(long tag) {
+        return !ip(tag) || ipOffset(tag) != UnderlayPort.OUTER_HEADERS_BYTES + GeneveHeader.BASE_HEADER_BYTES + 14;
+    }
+
     /** The tag after the frame's ECN field was set to CE. */
     static long withCe(long tag) {
         return tag | (long) Ipv4UdpHeaders.CE << 19;

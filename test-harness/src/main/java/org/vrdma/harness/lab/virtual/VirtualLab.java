@@ -19,6 +19,7 @@ import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.Percentiles;
 import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.SeededRandoms;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
 import org.vrdma.vnic.transport.RocePacketCodec;
@@ -28,23 +29,30 @@ import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
 import org.vrdma.vswitch.fabric.FabricUplink;
 import org.vrdma.vswitch.pipeline.EgressConfig;
-import org.vrdma.vswitch.pipeline.EgressPort;
 import org.vrdma.vswitch.pipeline.EniConfig;
+import org.vrdma.vswitch.pipeline.InnerFrame;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitch;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
 
 /**
  * A lab in virtual time: one {@link VirtualTimeScheduler} drives every host's vSwitch (the real
- * pipeline: ENIs, VPC routing, Geneve, uplink egress port) and vNICs (the real RC transport and
- * congestion control), and every fabric switch ({@link EcmpSwitch} of vswitch egress ports) and
- * link ({@link Wire} propagation delay). Deterministic for the lab and its seed. Single-threaded.
+ * pipeline: ENIs, VPC routing, Geneve) and vNICs (the real RC transport and congestion control),
+ * and every link direction as a {@link FabricPort} (rate, buffer, RED/ECN, INT, faults and
+ * propagation delay): host uplinks behind each vSwitch, and the ports of every fabric switch
+ * ({@link EcmpSwitch}). Deterministic for the lab and its seed. Single-threaded.
  */
 final class VirtualLab implements LabRun {
     /** Underlay address of host i is 10.128.0.1 + i. */
     static final int HOST_BASE_IPV4 = 0x0A80_0001;
 
     static final int GENEVE_PORT = 6081;
+
+    /**
+     * The vSwitches' own uplink port: unlimited, so frames pass it at once, without marking, INT
+     * or faults; the host link is a {@link FabricPort} behind it.
+     */
+    static final EgressConfig UNSHAPED_UPLINK = EgressConfig.of(0, 1L << 40).withIntStamping(false);
     /** Inner headers of a RoCEv2 packet: Ethernet, IPv4, UDP, BTH, ICRC. */
     static final int INNER_HEADERS_BYTES = 14 + 20 + 8 + 12 + 4;
 
@@ -54,8 +62,7 @@ final class VirtualLab implements LabRun {
     private final FramePool allocator;
     private final VSwitch[] vswitches;
     private final List<EcmpSwitch> switches = new ArrayList<>();
-    private final List<Wire> wires = new ArrayList<>();
-    private final List<EgressPort> hostPorts = new ArrayList<>();
+    private final List<FabricPort> hostPorts = new ArrayList<>();
     private final List<FabricPort> fabricPorts = new ArrayList<>();
     private final List<String> fabricPortNames = new ArrayList<>();
     private final List<List<VirtualEni>> enis = new ArrayList<>();
@@ -156,15 +163,6 @@ final class VirtualLab implements LabRun {
         List<LabNetwork.Node> nodes = network.nodes();
         List<LabNetwork.Link> links = network.links();
         int hosts = network.hosts().size();
-        // One wire per link direction: wireOut[l][0] carries a->b, [1] b->a.
-        Wire[][] wireOut = new Wire[links.size()][2];
-        for (int i = 0; i < links.size(); i++) {
-            long delay = links.get(i).spec().delayNs();
-            wireOut[i][0] = new Wire(scheduler, delay);
-            wireOut[i][1] = new Wire(scheduler, delay);
-            wires.add(wireOut[i][0]);
-            wires.add(wireOut[i][1]);
-        }
         List<List<Integer>> adj = network.adjacency();
         adjacency = new int[adj.size()][];
         for (int n = 0; n < adj.size(); n++) {
@@ -193,13 +191,28 @@ final class VirtualLab implements LabRun {
             }
             int li = adj.get(h).getFirst();
             LabNetwork.Link l = links.get(li);
-            Wire out = wireOut[li][l.a() == h ? 0 : 1];
             VSwitchConfig cfg = VSwitchConfig.of("h" + h, UnderlayAddress.of(HOST_BASE_IPV4 + h, GENEVE_PORT))
-                    .withUplink(egress(l.spec()))
+                    .withUplink(UNSHAPED_UPLINK)
                     .withIntMaxHops(intHops)
                     .withSeed(lab.seed() * 1_000_003L + h);
-            vswitches[h] = new VSwitch(cfg, scheduler, allocator, new FabricUplink(scheduler, out));
-            hostPorts.add(vswitches[h].uplink());
+            // The host link (rate, buffer, ECN, INT, faults, propagation delay) is a fabric port
+            // after the vSwitch, with the random streams the vSwitch's own uplink port would draw
+            // from: the frame's tag is read here, while its headers are still in the CPU's cache.
+            FabricPort uplink = new FabricPort(
+                    cfg.name() + ":uplink",
+                    scheduler,
+                    egress(l.spec()),
+                    new SeededRandoms(cfg.seed()),
+                    l.spec().delayNs());
+            hostPorts.add(uplink);
+            InnerFrame peek = new InnerFrame();
+            vswitches[h] = new VSwitch(
+                    cfg,
+                    scheduler,
+                    allocator,
+                    new FabricUplink(
+                            scheduler,
+                            (frame, nowNs) -> uplink.offer(frame, FrameTag.read(frame, HOST_BASE_IPV4, peek))));
         }
         // Switches and their ports, one per link.
         EcmpSwitch[] byNode = new EcmpSwitch[nodes.size()];
@@ -215,18 +228,25 @@ final class VirtualLab implements LabRun {
             for (int li : adj.get(n.id())) {
                 LabNetwork.Link l = links.get(li);
                 int dir = l.a() == n.id() ? 0 : 1;
-                int port = s.addPort(egress(l.spec()), wireOut[li][dir]);
+                int port = s.addPort(egress(l.spec()), l.spec().delayNs());
                 portOfLink[li][dir] = port;
                 fabricPorts.add(s.ports().get(port));
                 int peer = dir == 0 ? l.b() : l.a();
                 fabricPortNames.add(n.name() + "->" + nodes.get(peer).name());
             }
         }
-        // Far ends of every wire.
-        for (int li = 0; li < links.size(); li++) {
-            LabNetwork.Link l = links.get(li);
-            wireOut[li][0].connect(sinkOf(l.b(), byNode));
-            wireOut[li][1].connect(sinkOf(l.a(), byNode));
+        // Far ends of every link direction: host uplinks' wires and switch ports.
+        for (int h = 0; h < hosts; h++) {
+            LabNetwork.Link l = links.get(adj.get(h).getFirst());
+            hostPorts.get(h).connect(sinkOf(l.a() == h ? l.b() : l.a(), byNode));
+        }
+        for (EcmpSwitch s : switches) {
+            int node = nodeOf(s, byNode);
+            for (int li : adj.get(node)) {
+                LabNetwork.Link l = links.get(li);
+                int dir = l.a() == node ? 0 : 1;
+                s.ports().get(portOfLink[li][dir]).connect(sinkOf(dir == 0 ? l.b() : l.a(), byNode));
+            }
         }
         // ECMP routes: from each switch towards each host, every port on a shortest path.
         for (int h = 0; h < hosts; h++) {
@@ -481,7 +501,7 @@ final class VirtualLab implements LabRun {
     /** Packets sent on every link so far (host uplinks and switch ports). */
     long linkTransmissions() {
         long n = 0;
-        for (EgressPort p : hostPorts) {
+        for (FabricPort p : hostPorts) {
             n += p.txPackets();
         }
         for (FabricPort p : fabricPorts) {
@@ -540,7 +560,7 @@ final class VirtualLab implements LabRun {
         long ecn = 0;
         long drops = 0;
         long lost = 0;
-        for (EgressPort p : hostPorts) {
+        for (FabricPort p : hostPorts) {
             ecn += p.ecnMarked();
             drops += p.bufferDrops();
             lost += p.dataLost() + p.controlLost();
@@ -688,8 +708,8 @@ final class VirtualLab implements LabRun {
                 vs.close();
             }
         }
-        for (Wire w : wires) {
-            w.close();
+        for (FabricPort p : hostPorts) {
+            p.close();
         }
         allocator.close();
     }
