@@ -96,12 +96,12 @@ abstract class NativePerftestCases {
         assertNoErrors(r.server());
     }
 
-    private void latency(String program, int size, int iterations) throws Exception {
+    void latency(String program, int size, int iterations, String... extra) throws Exception {
         int port = HostProcesses.freeTcpPort("127.0.0.1");
-        var r = hosts().run(
-                        List.of(program, "-d", "vrdma0", "-n", "" + iterations, "-s", "" + size, "-p", "" + port),
-                        port,
-                        90);
+        List<String> cmd = new ArrayList<>(
+                List.of(program, "-d", "vrdma0", "-n", "" + iterations, "-s", "" + size, "-p", "" + port));
+        cmd.addAll(List.of(extra));
+        var r = hosts().run(cmd, port, 90);
         System.out.println(program + "\n" + r.both());
         assertThat(r.serverExit()).as(r.both()).isZero();
         assertThat(r.clientExit()).as(r.both()).isZero();
