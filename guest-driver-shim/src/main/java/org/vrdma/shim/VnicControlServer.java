@@ -499,7 +499,23 @@ public final class VnicControlServer implements AutoCloseable {
                 return;
             }
             respond(op, seq, 0, null);
-            channel.streamEvents(ch);
+            // A platform thread parked on the event queue, as for the doorbell: a virtual thread
+            // also needs a carrier thread (and its wake-up) for every event it writes.
+            final Thread writer = Thread.ofPlatform()
+                    .daemon(true)
+                    .name("vrdma-channel-" + handle)
+                    .start(() -> {
+                        try {
+                            channel.streamEvents(ch);
+                        } catch (final IOException e) {
+                            LOG.log(Level.DEBUG, "channel connection ended", e);
+                        }
+                    });
+            try {
+                writer.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         /** Turns this connection into the doorbell of one application context. */
