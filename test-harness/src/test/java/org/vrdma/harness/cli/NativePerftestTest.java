@@ -57,6 +57,11 @@ class NativePerftestTest extends NativePerftestCases {
     }
 
     @Test
+    void ibvRcPingpongInEventModeSleepsOnTheCompletionChannel() throws Exception {
+        rcPingpong("-e");
+    }
+
+    @Test
     void ibReadBwInEventModeSleepsOnTheCompletionChannel() throws Exception {
         bandwidth("ib_read_bw", 65536, ITERATIONS, "-e");
     }
