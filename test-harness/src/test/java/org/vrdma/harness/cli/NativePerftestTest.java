@@ -52,11 +52,6 @@ class NativePerftestTest extends NativePerftestCases {
     }
 
     @Test
-    void ibSendLatInEventModeSleepsOnTheCompletionChannel() throws Exception {
-        latency("ib_send_lat", 2, ITERATIONS, "-e");
-    }
-
-    @Test
     void ibvRcPingpongInEventModeSleepsOnTheCompletionChannel() throws Exception {
         rcPingpong("-e");
     }
