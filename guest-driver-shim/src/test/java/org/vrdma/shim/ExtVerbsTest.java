@@ -95,6 +95,16 @@ class ExtVerbsTest {
     }
 
     @Test
+    void anOverrunCqIsNamedByACqErrEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "cqerr");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC cq-overrun type=0 same_cq=1")
+                .contains("CQERR OK")
+                .contains("DONE");
+    }
+
+    @Test
     void theWrApiPostsABatchAndCqExReadsItBack() throws Exception {
         final ShimFixture.Result r = run(Map.of(), "wr");
         assertThat(r.exitCode()).as(r.output()).isZero();

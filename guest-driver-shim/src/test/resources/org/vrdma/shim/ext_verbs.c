@@ -10,6 +10,8 @@
  *   async      a WRITE with a bad rkey: the responder QP goes to error and its application gets
  *              IBV_EVENT_QP_ACCESS_ERR on the async fd (poll(2) first, O_NONBLOCK); then a QP moved
  *              to SQD with en_sqd_async_notify gets IBV_EVENT_SQ_DRAINED; prints "ASYNC OK"
+ *   cqerr      eight WRITEs into a one-entry CQ nobody polls: IBV_EVENT_CQ_ERR names that CQ;
+ *              prints "CQERR OK"
  *   wr         ibv_create_cq_ex + ibv_create_qp_ex(send_ops_flags): one ibv_wr_* batch of WRITE
  *              (two SGEs), SEND with immediate and inline data, READ, FETCH_ADD and CMP_SWP, read
  *              back with ibv_start_poll/next_poll/end_poll and the read_* accessors; an aborted
@@ -352,6 +354,36 @@ static void async_scenario(void)
 	printf("ASYNC OK\n");
 }
 
+/* A CQ of one entry that nobody polls overruns: IBV_EVENT_CQ_ERR names it. */
+static void cqerr_scenario(void)
+{
+	struct ibv_cq *small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_cq *other = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_qp *a, *b;
+
+	if (!small || !other)
+		die("cq");
+	a = make_qp(small, small);
+	b = make_qp(other, other);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	for (int i = 0; i < 8; i++)
+		post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey, 0, i);
+	if (poll(&p, 1, 20000) != 1)
+		fail("no CQ_ERR");
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	printf("ASYNC cq-overrun type=%d same_cq=%d\n", ev.event_type, ev.element.cq == small);
+	if (ev.event_type != IBV_EVENT_CQ_ERR || ev.element.cq != small)
+		fail("cq-overrun");
+	ibv_ack_async_event(&ev);
+	if (small->async_events_completed != 1)
+		fail("CQ event not acknowledged");
+	printf("CQERR OK\n");
+}
+
 /* ---------------------------------------------------------------- ibv_wr_* and cq_ex */
 
 struct exwc {
@@ -564,6 +596,8 @@ int main(int argc, char **argv)
 		sleeppoll_scenario();
 	else if (!strcmp(mode, "async"))
 		async_scenario();
+	else if (!strcmp(mode, "cqerr"))
+		cqerr_scenario();
 	else if (!strcmp(mode, "wr"))
 		wr_scenario();
 	else if (!strcmp(mode, "mw"))
