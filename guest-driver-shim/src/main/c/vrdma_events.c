@@ -3,11 +3,12 @@
  *
  * - ibv_req_notify_cq arms the completion ring's arm word; the vNIC checks it after every publish
  *   and sends the event on the channel's connection. No system call, no control round trip.
- * - poll_cq on an empty CQ: after a run of empty polls of the same CQ by the same thread, the
- *   thread sleeps on a futex at the ring's producer counter (announced in the ring's waiter count,
- *   so the vNIC wakes it only then), for a bounded time: poll_cq still returns, 0 if nothing came.
- *   While completions flow it makes no system call. VRDMA_POLL_SLEEP=0 turns sleeping off (a
- *   sched_yield per run of empty polls instead).
+ * - poll_cq on an empty CQ: a thread that keeps finding the same CQ empty spins for a while
+ *   (VRDMA_POLL_SPIN_US, default 200 us, a sched_yield per 64 empty polls: a ping-pong whose
+ *   completions come that often keeps the latency of spinning), then sleeps on a futex at the
+ *   ring's producer counter (announced in the ring's waiter count, so the vNIC wakes it only then),
+ *   for a bounded time: poll_cq still returns, 0 if nothing came. While completions flow it makes
+ *   no system call. VRDMA_POLL_SLEEP=0 turns sleeping off.
  * - The context's async_fd is a connection on which the vNIC writes struct vr_async_event records;
  *   ibv_get_async_event reads one and names the QP, CQ or SRQ by the handle the library tracks.
  */
@@ -31,6 +32,8 @@
 
 /* Empty polls of one CQ before the poller sleeps or yields (a power of two). */
 #define VR_POLL_SPIN 64
+/* Spinning before the first sleep, unless VRDMA_POLL_SPIN_US says otherwise. */
+#define VR_SPIN_DEFAULT_NS 200000L
 /* The first sleep of a run of empty polls, and the longest (the bound on a poll_cq call). */
 #define VR_SLEEP_FIRST_NS 100000L
 #define VR_SLEEP_MAX_NS 1000000L
@@ -64,7 +67,9 @@ static __thread const struct ibv_cq *tl_cq; /* the CQ this thread polled last */
 static __thread uint32_t tl_empty;          /* empty polls in a row, any CQ */
 static __thread uint32_t tl_same;           /* ... of tl_cq only */
 static __thread long tl_sleep_ns;           /* next sleep */
+static __thread long tl_run_start_ns;       /* when this run of empty polls of tl_cq began */
 static int g_sleep = -1;                    /* VRDMA_POLL_SLEEP, read once */
+static long g_spin_ns = -1;                 /* VRDMA_POLL_SPIN_US, read once */
 
 static int sleep_enabled(void)
 {
@@ -77,6 +82,29 @@ static int sleep_enabled(void)
 		__atomic_store_n(&g_sleep, s, __ATOMIC_RELAXED);
 	}
 	return s;
+}
+
+static long spin_ns(void)
+{
+	long ns = __atomic_load_n(&g_spin_ns, __ATOMIC_RELAXED);
+
+	if (ns < 0) {
+		const char *e = getenv("VRDMA_POLL_SPIN_US");
+		char *end;
+		long us = e && *e ? strtol(e, &end, 10) : -1;
+
+		ns = us >= 0 && us <= 1000000 && *end == 0 ? us * 1000 : VR_SPIN_DEFAULT_NS;
+		__atomic_store_n(&g_spin_ns, ns, __ATOMIC_RELAXED);
+	}
+	return ns;
+}
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no system call */
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
 void vr_poll_busy(void)
@@ -99,10 +127,12 @@ void vr_poll_idle(struct ibv_cq *cq, uint8_t *ring, uint32_t cons)
 		tl_cq = cq;
 		tl_same = 1;
 	}
+	if (tl_same == 1)
+		tl_run_start_ns = now_ns();
 	if (tl_empty & (VR_POLL_SPIN - 1))
 		return;
-	if (!sleep_enabled() || tl_same < VR_POLL_SPIN) {
-		/* Several CQs polled in turn: a sleep on one could miss another's completion. */
+	if (!sleep_enabled() || tl_same < VR_POLL_SPIN || now_ns() - tl_run_start_ns < spin_ns()) {
+		/* Spinning still, or several CQs polled in turn (a sleep on one could miss another's). */
 		sched_yield();
 		return;
 	}
