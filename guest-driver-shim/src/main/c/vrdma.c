@@ -1446,10 +1446,9 @@ out:
 }
 
 /* After publishing: ring the doorbell only if the vNIC said it is going to sleep. */
-static void doorbell_ring(struct vr_qp *qp)
+static void doorbell_ring_at(struct vr_context *c, uint8_t *ring)
 {
-	struct vr_context *c = to_vctx(qp->qp.context);
-	uint32_t *armed = ring_u32(qp->ring, VR_DB_ARMED);
+	uint32_t *armed = ring_u32(ring, VR_DB_ARMED);
 	char one = 1;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -1459,6 +1458,11 @@ static void doorbell_ring(struct vr_qp *qp)
 		return;
 	if (send(c->db_fd, &one, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
 		vr_log("doorbell: %s", strerror(errno));
+}
+
+static void doorbell_ring(struct vr_qp *qp)
+{
+	doorbell_ring_at(to_vctx(qp->qp.context), qp->ring);
 }
 
 /* ---------------------------------------------------------------- QPs */
@@ -1477,6 +1481,13 @@ static int wr_opcode_ok(enum ibv_wr_opcode op)
 	default:
 		return 0;
 	}
+}
+
+/* A UD send names a SEND opcode and an address handle of the QP's context (the vNIC checks the rest). */
+static int ud_wr_ok(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	return (wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM) && wr->wr.ud.ah &&
+	       wr->wr.ud.ah->context == qp->context;
 }
 
 static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
@@ -1500,7 +1511,8 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 		struct vr_sge *sge;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
-		    !wr_opcode_ok(wr->opcode)) {
+		    !wr_opcode_ok(wr->opcode) ||
+		    (ibqp->qp_type == IBV_QPT_UD && !ud_wr_ok(ibqp, wr))) {
 			ret = EINVAL;
 			break;
 		}
@@ -1523,6 +1535,10 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 		} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) {
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
+		} else if (ibqp->qp_type == IBV_QPT_UD) {
+			w->ah = wr->wr.ud.ah->handle;
+			w->remote_qpn = wr->wr.ud.remote_qpn;
+			w->remote_qkey = wr->wr.ud.remote_qkey;
 		}
 		if (wr->send_flags & IBV_SEND_INLINE) {
 			/* Inline: the bytes are copied now, as a hardware library does. */
@@ -1611,14 +1627,6 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 	return ret;
 }
 
-static int vr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	(void)srq;
-	if (bad)
-		*bad = wr;
-	return EOPNOTSUPP;
-}
-
 static struct ibv_mw *vr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
 	(void)pd;
@@ -1659,9 +1667,13 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
-		/* UD, UC, XRC and SRQs are not served by this vNIC library yet. */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+		/* UC, XRC and raw packet QPs are not served by this vNIC library. */
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->srq && attr->srq->context != ctx) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->cap.max_send_wr > (uint32_t)c->attr.max_qp_wr ||
@@ -1683,12 +1695,13 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		return NULL;
 	}
 	qp->max_send_wr = at_least_one(attr->cap.max_send_wr);
-	qp->max_recv_wr = at_least_one(attr->cap.max_recv_wr);
+	/* A QP on an SRQ has no receive queue of its own: no receive slots in its ring. */
+	qp->max_recv_wr = attr->srq ? 0 : at_least_one(attr->cap.max_recv_wr);
 	qp->max_send_sge = at_least_one(attr->cap.max_send_sge);
-	qp->max_recv_sge = at_least_one(attr->cap.max_recv_sge);
+	qp->max_recv_sge = attr->srq ? 0 : at_least_one(attr->cap.max_recv_sge);
 	qp->max_inline = attr->cap.max_inline_data;
 	qp->sq_entries = pow2_at_least(qp->max_send_wr);
-	qp->rq_entries = pow2_at_least(qp->max_recv_wr);
+	qp->rq_entries = attr->srq ? 0 : pow2_at_least(qp->max_recv_wr);
 	qp->sq_stride = align64(sizeof(struct vr_sq_wqe) + 16 * qp->max_send_sge + qp->max_inline);
 	qp->rq_stride = align64(sizeof(struct vr_rq_wqe) + 16 * qp->max_recv_sge);
 	qp->ring_bytes = VR_QP_RING_HDR + (size_t)qp->sq_entries * qp->sq_stride +
@@ -1702,6 +1715,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		.pd = pd->handle,
 		.send_cq = attr->send_cq->handle,
 		.recv_cq = attr->recv_cq->handle,
+		.srq = attr->srq ? attr->srq->handle : 0,
 		.qp_type = attr->qp_type,
 		.sq_sig_all = attr->sq_sig_all ? 1 : 0,
 		.max_send_wr = qp->max_send_wr,
@@ -1728,7 +1742,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 	qp->qp.pd = pd;
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
-	qp->qp.srq = NULL;
+	qp->qp.srq = attr->srq;
 	qp->qp.handle = resp.handle;
 	qp->qp.qp_num = resp.qp_num;
 	qp->qp.state = IBV_QPS_RESET;
@@ -1929,6 +1943,293 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	free(q->ex);
 	free(q);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- address handles (UD) */
+
+/*
+ * An address handle lives in the vNIC (RoCE v2: the destination GID names the peer ENI's IPv4
+ * address); a UD send carries its handle number, which the vNIC resolves in this context only.
+ */
+EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct vr_create_ah_req req;
+	struct vr_handle resp;
+	struct ibv_ah *ah;
+	int ret;
+
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&req, 0, sizeof(req));
+	req.pd = pd->handle;
+	req.is_global = attr->is_global;
+	memcpy(req.dgid, attr->grh.dgid.raw, 16);
+	req.sgid_index = attr->grh.sgid_index;
+	req.hop_limit = attr->grh.hop_limit;
+	req.traffic_class = attr->grh.traffic_class;
+	req.flow_label = attr->grh.flow_label;
+	req.dlid = attr->dlid;
+	req.sl = attr->sl;
+	req.port_num = attr->port_num;
+	ret = vr_call_fixed(&to_vctx(pd->context)->conn, VR_CREATE_AH, &req, sizeof(req), &resp,
+			    sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		struct vr_handle d = { .handle = resp.handle };
+
+		vr_call(&to_vctx(pd->context)->conn, VR_DESTROY_AH, &d, sizeof(d), NULL, 0, NULL);
+		errno = ENOMEM;
+		return NULL;
+	}
+	ah->context = pd->context;
+	ah->pd = pd;
+	ah->handle = resp.handle;
+	return ah;
+}
+
+EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
+{
+	struct vr_handle req;
+	int ret;
+
+	if (!ah)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = ah->handle };
+	ret = vr_call(&to_vctx(ah->context)->conn, VR_DESTROY_AH, &req, sizeof(req), NULL, 0, NULL);
+	if (ret)
+		return ret;
+	free(ah);
+	return 0;
+}
+
+/*
+ * The reply address of a UD receive. RoCE v2 over IPv4: the 40-byte GRH area holds 20 unused bytes
+ * and then the IPv4 header, whose source address becomes the GID ::ffff:a.b.c.d.
+ */
+EXPORT int ibv_init_ah_from_wc(struct ibv_context *ctx, uint8_t port_num, struct ibv_wc *wc,
+			       struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	const uint8_t *ip = (const uint8_t *)grh + 20;
+
+	if (!ctx || !wc || !grh || !ah_attr || port_num != 1)
+		return set_errno(EINVAL), -1;
+	if (!(wc->wc_flags & IBV_WC_GRH) || (ip[0] >> 4) != 4)
+		return set_errno(EINVAL), -1; /* RoCE v2 always carries the IPv4 header */
+	memset(ah_attr, 0, sizeof(*ah_attr));
+	ah_attr->is_global = 1;
+	ah_attr->grh.dgid.raw[10] = 0xff;
+	ah_attr->grh.dgid.raw[11] = 0xff;
+	memcpy(&ah_attr->grh.dgid.raw[12], ip + 12, 4);
+	ah_attr->grh.sgid_index = 0;
+	ah_attr->grh.hop_limit = 0xff;
+	ah_attr->grh.traffic_class = ip[1];
+	ah_attr->dlid = wc->slid;
+	ah_attr->sl = wc->sl;
+	ah_attr->port_num = port_num;
+	return 0;
+}
+
+EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
+					    struct ibv_grh *grh, uint8_t port_num)
+{
+	struct ibv_ah_attr attr;
+
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr))
+		return NULL;
+	return ibv_create_ah(pd, &attr);
+}
+
+/* ---------------------------------------------------------------- shared receive queues */
+
+/*
+ * The SRQ's receives go through a ring like a QP's receive queue (vrdma_proto.h); the vNIC
+ * publishes as its consumer counter the receives it has consumed, so prod - cons is the exact
+ * number outstanding and a post beyond max_wr fails with ENOMEM here.
+ */
+struct vr_srq {
+	struct ibv_srq srq;
+	uint8_t *ring;
+	size_t ring_bytes;
+	uint32_t entries, stride, max_wr, max_sge, prod;
+	pthread_spinlock_t lock;
+};
+
+EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct vr_context *c;
+	struct vr_create_srq_req req;
+	struct vr_create_srq_resp resp;
+	struct vr_srq *srq;
+	int fd, ret;
+
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = to_vctx(pd->context);
+	if (attr->attr.max_wr < 1 || attr->attr.max_wr > (uint32_t)c->attr.max_srq_wr ||
+	    attr->attr.max_sge < 1 || attr->attr.max_sge > (uint32_t)c->attr.max_srq_sge ||
+	    attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = doorbell_open(c);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	srq->max_wr = attr->attr.max_wr;
+	srq->max_sge = attr->attr.max_sge;
+	srq->entries = pow2_at_least(srq->max_wr);
+	srq->stride = align64(sizeof(struct vr_rq_wqe) + sizeof(struct vr_sge) * srq->max_sge);
+	srq->ring_bytes = VR_SRQ_RING_HDR + (size_t)srq->entries * srq->stride;
+	fd = ring_create("vrdma-srq", srq->ring_bytes, &srq->ring);
+	if (fd < 0) {
+		free(srq);
+		return NULL;
+	}
+	req = (struct vr_create_srq_req){
+		.pd = pd->handle,
+		.max_wr = srq->max_wr,
+		.max_sge = srq->max_sge,
+		.srq_limit = attr->attr.srq_limit,
+		.ring_fd = fd,
+		.ring_bytes = (uint32_t)srq->ring_bytes,
+	};
+	ret = vr_call_fixed(&c->conn, VR_CREATE_SRQ, &req, sizeof(req), &resp, sizeof(resp));
+	close(fd);
+	if (ret) {
+		munmap(srq->ring, srq->ring_bytes);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	srq->srq.context = pd->context;
+	srq->srq.srq_context = attr->srq_context;
+	srq->srq.pd = pd;
+	srq->srq.handle = resp.handle;
+	srq->srq.events_completed = 0;
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	attr->attr.max_wr = resp.max_wr;
+	attr->attr.max_sge = resp.max_sge;
+	vr_async_track(pd->context, VR_ASYNC_SRQ, resp.handle, &srq->srq);
+	return &srq->srq;
+}
+
+EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct vr_srq_attr req;
+
+	if (!srq || !attr)
+		return EINVAL;
+	req = (struct vr_srq_attr){
+		.handle = srq->handle,
+		.mask = (uint32_t)mask,
+		.max_wr = attr->max_wr,
+		.srq_limit = attr->srq_limit,
+	};
+	return vr_call(&to_vctx(srq->context)->conn, VR_MODIFY_SRQ, &req, sizeof(req), NULL, 0, NULL);
+}
+
+EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct vr_handle req;
+	struct vr_srq_attr resp;
+	int ret;
+
+	if (!srq || !attr)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = srq->handle };
+	ret = vr_call_fixed(&to_vctx(srq->context)->conn, VR_QUERY_SRQ, &req, sizeof(req), &resp,
+			    sizeof(resp));
+	if (ret)
+		return ret;
+	attr->max_wr = resp.max_wr;
+	attr->max_sge = resp.max_sge;
+	attr->srq_limit = resp.srq_limit;
+	return 0;
+}
+
+EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct vr_srq *s = (struct vr_srq *)srq;
+	struct vr_handle req;
+	int ret;
+
+	if (!srq)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = srq->handle };
+	ret = vr_call(&to_vctx(srq->context)->conn, VR_DESTROY_SRQ, &req, sizeof(req), NULL, 0, NULL);
+	if (ret)
+		return ret; /* EBUSY while QPs use it */
+	vr_async_untrack(srq->context, VR_ASYNC_SRQ, srq->handle);
+	pthread_spin_destroy(&s->lock);
+	pthread_cond_destroy(&srq->cond);
+	pthread_mutex_destroy(&srq->mutex);
+	munmap(s->ring, s->ring_bytes);
+	free(s);
+	return 0;
+}
+
+static int vr_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct vr_srq *srq = (struct vr_srq *)ibsrq;
+	uint8_t *slots = srq->ring + VR_SRQ_RING_HDR;
+	uint32_t mask = srq->entries - 1, start;
+	int ret = 0;
+
+	pthread_spin_lock(&srq->lock);
+	start = srq->prod;
+	for (; wr; wr = wr->next) {
+		uint32_t cons = __atomic_load_n(ring_u32(srq->ring, VR_SRQ_CONS), __ATOMIC_ACQUIRE);
+		struct vr_rq_wqe *w;
+		struct vr_sge *sge;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (srq->prod - cons >= srq->max_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		w = (struct vr_rq_wqe *)(slots + (size_t)(srq->prod & mask) * srq->stride);
+		sge = (struct vr_sge *)(w + 1);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->reserved = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		srq->prod++;
+	}
+	if (srq->prod != start)
+		__atomic_store_n(ring_u32(srq->ring, VR_SRQ_PROD), srq->prod, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&srq->lock);
+	if (srq->prod != start)
+		doorbell_ring_at(to_vctx(ibsrq->context), srq->ring);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
 }
 
 /* Called by the generated stubs of functions this library does not implement. */

@@ -46,6 +46,13 @@ enum vr_op {
 	VR_BIND_DOORBELL = 22,
 	VR_OPEN_ASYNC = 23,
 	VR_BIND_ASYNC = 24,
+	/* Address handles and shared receive queues (UD and SRQ): ops 40-45. */
+	VR_CREATE_AH = 40,
+	VR_DESTROY_AH = 41,
+	VR_CREATE_SRQ = 42,
+	VR_MODIFY_SRQ = 43,
+	VR_QUERY_SRQ = 44,
+	VR_DESTROY_SRQ = 45,
 };
 
 struct vr_hello_req {
@@ -392,7 +399,67 @@ struct vr_async_event {
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct vr_async_event) == 16, "vr_async_event");
+/* ---------------------------------------------------------------- address handles (UD) */
+
+/* struct ibv_ah_attr on the wire. RoCE v2: is_global = 1 and dgid ::ffff:a.b.c.d, sgid_index 0. */
+struct vr_create_ah_req {
+	uint32_t pd;
+	uint32_t is_global;
+	uint8_t dgid[16];
+	uint32_t sgid_index;
+	uint32_t hop_limit;
+	uint32_t traffic_class;
+	uint32_t flow_label;
+	uint32_t dlid;
+	uint32_t sl;
+	uint32_t port_num;
+	uint32_t reserved;
+} __attribute__((packed));
+
+/* ---------------------------------------------------------------- shared receive queues
+ *
+ * SRQ ring (one memfd per SRQ):
+ *   [0]   u32 prod (library)    [64] u32 cons (vNIC): receives the vNIC has CONSUMED (handed to a
+ *         message), not merely read, so prod - cons is exactly the receives outstanding and the
+ *         library refuses a post beyond max_wr with ENOMEM
+ *   [256] u32 doorbell_armed (as in the work-queue rings)
+ *   [512] entries x stride: struct vr_rq_wqe + max_sge x struct vr_sge
+ * stride = align64(sizeof(vr_rq_wqe) + 16 * max_sge), entries = the smallest power of two >= max_wr
+ */
+#define VR_SRQ_RING_HDR 512
+#define VR_SRQ_PROD 0
+#define VR_SRQ_CONS 64
+
+struct vr_create_srq_req {
+	uint32_t pd;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	int32_t ring_fd;
+	uint32_t ring_bytes;
+} __attribute__((packed));
+
+struct vr_create_srq_resp {
+	uint32_t handle;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t reserved;
+} __attribute__((packed));
+
+/* MODIFY_SRQ request (mask: IBV_SRQ_MAX_WR 1, IBV_SRQ_LIMIT 2); QUERY_SRQ response (mask 0). */
+struct vr_srq_attr {
+	uint32_t handle;
+	uint32_t mask;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	uint32_t reserved;
+} __attribute__((packed));
+
 _Static_assert(sizeof(struct vr_hdr) == 16, "vr_hdr");
+_Static_assert(sizeof(struct vr_create_ah_req) == 56, "vr_create_ah_req");
+_Static_assert(sizeof(struct vr_create_srq_req) == 24, "vr_create_srq_req");
+_Static_assert(sizeof(struct vr_srq_attr) == 24, "vr_srq_attr");
 _Static_assert(sizeof(struct vr_wc_slot) == 64, "vr_wc_slot");
 _Static_assert(sizeof(struct vr_sq_wqe) == 72, "vr_sq_wqe");
 _Static_assert(sizeof(struct vr_rq_wqe) == 16, "vr_rq_wqe");

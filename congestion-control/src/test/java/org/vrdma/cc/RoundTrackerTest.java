@@ -88,4 +88,32 @@ class RoundTrackerTest {
         tracker.onLost(-5);
         assertThat(tracker.nextSequenceBytes()).isEqualTo(3_000);
     }
+
+    @Test
+    void headersOnTheWireDoNotPileUpAsOutstandingBytes() {
+        // The RC requester reports 4154 wire bytes per packet and acknowledges 4096 per packet.
+        final RoundTracker tracker = new RoundTracker(4096);
+        for (int i = 0; i < 10_000; i++) {
+            tracker.onSent(4154);
+            tracker.onAcked(4096);
+        }
+        assertThat(tracker.outstandingBytes()).isZero();
+        tracker.onSent(4154);
+        tracker.startRound();
+        tracker.onSent(4154);
+        tracker.onAcked(4096);
+        assertThat(tracker.roundEnded()).isFalse();
+        tracker.onAcked(4096); // the packet sent after the round started
+        assertThat(tracker.roundEnded()).isTrue();
+    }
+
+    @Test
+    void withoutTheCapHeadersWouldStretchRounds() {
+        final RoundTracker uncapped = new RoundTracker();
+        for (int i = 0; i < 10_000; i++) {
+            uncapped.onSent(4154);
+            uncapped.onAcked(4096);
+        }
+        assertThat(uncapped.outstandingBytes()).isEqualTo(10_000 * 58L);
+    }
 }

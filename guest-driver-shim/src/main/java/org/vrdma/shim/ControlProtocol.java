@@ -1,5 +1,7 @@
 package org.vrdma.shim;
 
+import org.vrdma.vnic.verbs.WcOpcode;
+
 /**
  * Constants of the control protocol between the native guest library and {@link VnicControlServer}
  * (mirrors {@code src/main/c/vrdma_proto.h}; the README describes every message). All integers are
@@ -39,6 +41,14 @@ public final class ControlProtocol {
     public static final int BIND_DOORBELL = 22;
     public static final int OPEN_ASYNC = 23;
     public static final int BIND_ASYNC = 24;
+    /** Address handles and shared receive queues (UD and SRQ). */
+    public static final int CREATE_AH = 40;
+
+    public static final int DESTROY_AH = 41;
+    public static final int CREATE_SRQ = 42;
+    public static final int MODIFY_SRQ = 43;
+    public static final int QUERY_SRQ = 44;
+    public static final int DESTROY_SRQ = 45;
 
     /** Completion ring: header bytes, producer (vNIC) and consumer (library) counter offsets. */
     public static final int CQ_RING_HDR = 128;
@@ -71,6 +81,17 @@ public final class ControlProtocol {
     public static final int QP_ATTR_BYTES = 144;
     /** {@code IBV_QPT_RC}. */
     public static final int QPT_RC = 2;
+    /** {@code IBV_QPT_UD}. */
+    public static final int QPT_UD = 4;
+    /** SRQ ring: header bytes, producer (library) and consumer (vNIC: receives consumed) counters. */
+    public static final int SRQ_RING_HDR = 512;
+
+    public static final int SRQ_PROD = 0;
+    public static final int SRQ_CONS = 64;
+    /** {@code ibv_modify_srq} mask bits: {@code IBV_SRQ_MAX_WR}, {@code IBV_SRQ_LIMIT}. */
+    public static final int SRQ_ATTR_MAX_WR = 1;
+
+    public static final int SRQ_ATTR_LIMIT = 2;
 
     /** Bytes of {@code struct vr_device_attr}. */
     public static final int DEVICE_ATTR_BYTES = 248;
@@ -100,6 +121,48 @@ public final class ControlProtocol {
 
     /** Access flags libibverbs may add that a device is free to ignore (relaxed ordering, ...). */
     public static final int ACCESS_OPTIONAL_RANGE = 0x3ff00000;
+
+    /** Entries of the completion ring of a CQ of {@code cqe} entries, as the vNIC computes them. */
+    public static int cqRingEntries(final int cqe) {
+        return Session.pow2AtLeast(Math.max(1, cqe) + 1);
+    }
+
+    /** Bytes of the completion ring of a CQ of {@code cqe} entries. */
+    public static long cqRingBytes(final int cqe) {
+        return CQ_RING_HDR + (long) cqRingEntries(cqe) * CQ_SLOT_BYTES;
+    }
+
+    /**
+     * Geometry of a QP's work-queue ring, computed as the vNIC does (see vrdma_proto.h).
+     *
+     * @param sqEntries send slots (a power of two)
+     * @param rqEntries receive slots (a power of two)
+     * @param sqStride bytes per send slot
+     * @param rqStride bytes per receive slot
+     * @param bytes bytes of the whole ring, header included
+     */
+    public record QpRing(int sqEntries, int rqEntries, int sqStride, int rqStride, long bytes) {
+        /** The ring of a QP with these capabilities. */
+        public static QpRing of(
+                final int maxSendWr,
+                final int maxRecvWr,
+                final int maxSendSge,
+                final int maxRecvSge,
+                final int maxInline) {
+            final Session.QpLayout l = Session.QpLayout.of(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline);
+            return new QpRing(l.sqEntries(), l.rqEntries(), l.sqStride(), l.rqStride(), l.bytes());
+        }
+    }
+
+    /** The completion opcode of an {@code enum ibv_wc_opcode} value, or null for another value. */
+    public static WcOpcode wcOpcodeOf(final int ibvValue) {
+        for (final WcOpcode op : WcOpcode.values()) {
+            if (Session.wcOpcode(op) == ibvValue) {
+                return op;
+            }
+        }
+        return null;
+    }
 
     private ControlProtocol() {}
 }

@@ -41,10 +41,22 @@ final class Memfd {
             "mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
     private static final MethodHandle MUNMAP = function("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle MEMFD_CREATE = function(
+            "memfd_create",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT),
+            Linker.Option.captureCallState("errno"));
+    private static final MethodHandle FTRUNCATE = function(
+            "ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
+    private static final MethodHandle FCNTL_ARG = function(
+            "fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
 
     private static final int O_RDWR = 2;
     private static final int O_CLOEXEC = 0x80000;
     private static final int F_GET_SEALS = 1034;
+    private static final int F_ADD_SEALS = 1033;
+    private static final int F_SEAL_SEAL = 1;
+    private static final int MFD_CLOEXEC = 1;
+    private static final int MFD_ALLOW_SEALING = 2;
     private static final int F_SEAL_SHRINK = 2;
     private static final int F_SEAL_GROW = 4;
     private static final int SEEK_END = 2;
@@ -112,6 +124,70 @@ final class Memfd {
             throw e;
         } catch (final Throwable t) {
             throw new IllegalStateException("mapping a memfd failed", t);
+        }
+    }
+
+    /**
+     * A memfd of this process, sealed against resizing: its descriptor number (what the vNIC opens
+     * as {@code /proc/<pid>/fd/<n>}) and its shared mapping.
+     *
+     * @param fd the descriptor; {@link #closeDescriptor(int)} it once the vNIC has mapped the file
+     * @param segment the whole file, mapped shared; closing its arena unmaps it
+     */
+    record Created(int fd, MemorySegment segment) {}
+
+    /**
+     * Creates a memfd named {@code name} of {@code bytes} bytes (a multiple of the page size),
+     * seals it against shrinking, growing and further seals, and maps it shared into {@code arena}:
+     * the application side of a ring or of zero-copy memory.
+     *
+     * @throws VerbsException EINVAL (bad size), ENOMEM (no memory or descriptors)
+     */
+    static Created create(final String name, final long bytes, final Arena arena) {
+        if (bytes <= 0 || bytes % PAGE_BYTES != 0) {
+            throw new VerbsException(Errno.EINVAL, "memfd size " + bytes + " is not a positive number of pages");
+        }
+        try (Arena tmp = Arena.ofConfined()) {
+            final MemorySegment state = tmp.allocate(CALL_STATE);
+            final int fd =
+                    (int) MEMFD_CREATE.invokeExact(state, tmp.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            if (fd < 0) {
+                throw new VerbsException(
+                        Errno.ENOMEM, "memfd_create failed (errno " + (int) ERRNO.get(state, 0L) + ")");
+            }
+            try {
+                if ((int) FTRUNCATE.invokeExact(state, fd, bytes) < 0) {
+                    throw new VerbsException(
+                            Errno.ENOMEM, "cannot size the memfd (errno " + (int) ERRNO.get(state, 0L) + ")");
+                }
+                final int sealed =
+                        (int) FCNTL_ARG.invokeExact(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+                if (sealed < 0) {
+                    throw new VerbsException(Errno.EINVAL, "cannot seal the memfd");
+                }
+                final MemorySegment addr = (MemorySegment)
+                        MMAP.invokeExact(MemorySegment.NULL, bytes, PROT_READ_WRITE, MAP_SHARED, fd, 0L);
+                if (addr.address() == -1L) {
+                    throw new VerbsException(Errno.ENOMEM, "cannot map the memfd");
+                }
+                return new Created(fd, addr.reinterpret(bytes, arena, s -> unmap(s, bytes)));
+            } catch (final RuntimeException e) {
+                closeDescriptor(fd);
+                throw e;
+            }
+        } catch (final VerbsException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("creating a memfd failed", t);
+        }
+    }
+
+    /** Closes a descriptor of this process (a memfd the vNIC has mapped; the mappings stay). */
+    static void closeDescriptor(final int fd) {
+        try {
+            final int ignored = (int) CLOSE.invokeExact(fd);
+        } catch (final Throwable t) {
+            throw new IllegalStateException("close failed", t);
         }
     }
 

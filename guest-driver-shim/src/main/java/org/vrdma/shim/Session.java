@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.vrdma.shim.VnicControlServer.Response;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.RecoveryMode;
+import org.vrdma.vnic.verbs.AddressHandle;
 import org.vrdma.vnic.verbs.AhAttr;
 import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.CompletionChannel;
@@ -44,6 +45,7 @@ import org.vrdma.vnic.verbs.QueuePair;
 import org.vrdma.vnic.verbs.RecvWorkRequest;
 import org.vrdma.vnic.verbs.SendFlags;
 import org.vrdma.vnic.verbs.SendWorkRequest;
+import org.vrdma.vnic.verbs.SharedReceiveQueue;
 import org.vrdma.vnic.verbs.VerbsException;
 import org.vrdma.vnic.verbs.WcOpcode;
 import org.vrdma.vnic.verbs.WcStatus;
@@ -69,6 +71,11 @@ final class Session {
     private final WorkCompletion[] wcs = new WorkCompletion[MAX_POLL];
     private final WorkCompletion scratchWc = new WorkCompletion();
     private final List<Qp> qps = new ArrayList<>();
+    private final List<SrqRing> srqs = new ArrayList<>();
+    /** The address handle a UD send named last: no map lookup (nor boxing) per datagram. */
+    private int lastAhHandle;
+
+    private AddressHandle lastAh;
     /** A doorbell task is queued on the device thread; set by the doorbell connection's thread. */
     private final AtomicBoolean doorbellQueued = new AtomicBoolean();
     /** A retry of QPs whose model queue was full is queued. */
@@ -169,6 +176,7 @@ final class Session {
                 ringFull++;
                 return;
             }
+            publishQueueCounters();
             final WorkCompletion wc = scratchWc;
             wc.wrId = wrId;
             wc.status = status;
@@ -241,11 +249,14 @@ final class Session {
         final ByteBuf inline;
         final byte[] inlineBytes;
         int sqCons;
+        int sqPublished;
         int rqCons;
         /** The model's send or receive queue was full: retried after the next completion. */
         boolean stalled;
         /** The local ACK timeout code the application set (the model may run a longer one). */
         int requestedTimeout;
+        /** UD: the largest message (the port's MTU); 0 for RC. */
+        final int udMtuBytes;
 
         Qp(final QueuePair qp, final SharedRing ring, final Cq sendCq, final Cq recvCq, final QpLayout l) {
             this.qp = qp;
@@ -263,6 +274,20 @@ final class Session {
             this.recv = new RecvWorkRequest(l.maxRecvSge);
             this.inlineBytes = new byte[Math.max(1, l.maxInline)];
             this.inline = Unpooled.wrappedBuffer(inlineBytes);
+            this.udMtuBytes = qp.type() == QpType.UD ? qp.query().pathMtu.bytes() : 0;
+            qp.receiveRefill(this::onReceiveQueueEmpty);
+        }
+
+        /** A message found the model's receive queue empty: move what the application posted meanwhile. */
+        private void onReceiveQueueEmpty() {
+            if (stalled) {
+                return;
+            }
+            try {
+                drainRecv();
+            } catch (final RuntimeException e) {
+                LOG.log(Level.WARNING, "pid " + pid + ": receive ring of QP " + qp.qpNum(), e); // never into the model
+            }
         }
 
         /** Drains both rings; then arms the doorbell unless a queue was full. */
@@ -336,8 +361,13 @@ final class Session {
                 final int inlineLen = ring.getInt(at + 36);
                 final WrOpcode op = opcode >= 0 && opcode < WR_OPCODES.length ? WR_OPCODES[opcode] : null;
                 final WcOpcode wcOp = op == null ? WcOpcode.SEND : op.completionOpcode();
+                // The slot is free again once read: counted now, so the counter the library sees is
+                // published before any completion of it (a UD send completes inside postSend).
+                sqCons++;
                 if (op == null || numSge < 0 || numSge > maxSendSge || inlineLen < 0 || inlineLen > maxInline) {
                     sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
+                } else if (udMtuBytes > 0 && udLength(at, flags, numSge, inlineLen) > udMtuBytes) {
+                    sendCq.push(wrId, WcStatus.LOC_LEN_ERR, wcOp, qp.qpNum()); // a datagram is one packet
                 } else {
                     final SendWorkRequest w = send.reset();
                     w.wrId = wrId;
@@ -349,6 +379,12 @@ final class Session {
                     w.rkey = ring.getInt(at + 32);
                     w.compareAdd = ring.getLong(at + 40);
                     w.swap = ring.getLong(at + 48);
+                    if (udMtuBytes > 0) {
+                        // Only this application's own handles resolve; anything else is no AH (EINVAL).
+                        w.ah = addressHandle(ring.getInt(at + 56));
+                        w.remoteQpn = ring.getInt(at + 60);
+                        w.remoteQkey = ring.getInt(at + 64);
+                    }
                     if ((flags & SendFlags.INLINE) != 0) {
                         ring.getBytes(at + SQ_WQE_BYTES + (long) maxSendSge * SGE_BYTES, inlineBytes, inlineLen);
                         inline.setIndex(0, inlineLen);
@@ -363,18 +399,38 @@ final class Session {
                         qp.postSend(w);
                     } catch (final VerbsException e) {
                         if (e.errno() == Errno.ENOMEM) {
+                            sqCons--; // not taken: read again after the next completion
                             stalled = true;
                             break;
                         }
                         sendCq.push(wrId, WcStatus.LOC_QP_OP_ERR, wcOp, qp.qpNum());
                     }
                 }
-                sqCons++;
                 done++;
             }
             if (done > 0) {
+                publishSqCons();
+            }
+        }
+
+        /** Publishes the send slots read so far, if that changed. */
+        void publishSqCons() {
+            if (sqCons != sqPublished) {
+                sqPublished = sqCons;
                 ring.setIntRelease(SQ_CONS, sqCons);
             }
+        }
+
+        /** Bytes of a UD send slot's message. */
+        private long udLength(final long at, final int flags, final int numSge, final int inlineLen) {
+            if ((flags & SendFlags.INLINE) != 0) {
+                return inlineLen;
+            }
+            long total = 0;
+            for (int i = 0; i < numSge; i++) {
+                total += ring.getInt(at + SQ_WQE_BYTES + (long) i * SGE_BYTES + 8) & 0xFFFF_FFFFL;
+            }
+            return total;
         }
 
         void destroy() {
@@ -411,7 +467,7 @@ final class Session {
                     maxRecvSge,
                     maxInline,
                     pow2AtLeast(maxSendWr),
-                    pow2AtLeast(maxRecvWr),
+                    maxRecvWr == 0 ? 0 : pow2AtLeast(maxRecvWr), // 0: on an SRQ, no receive slots
                     align64(SQ_WQE_BYTES + SGE_BYTES * maxSendSge + maxInline),
                     align64(RQ_WQE_BYTES + SGE_BYTES * maxRecvSge));
         }
@@ -562,6 +618,12 @@ final class Session {
                 case DESTROY_QP -> destroyQp(in);
                 case OPEN_DOORBELL -> openDoorbell();
                 case OPEN_ASYNC -> openAsync();
+                case CREATE_AH -> createAh(in);
+                case DESTROY_AH -> destroyAh(in);
+                case CREATE_SRQ -> createSrq(in);
+                case MODIFY_SRQ -> modifySrq(in);
+                case QUERY_SRQ -> querySrq(in);
+                case DESTROY_SRQ -> destroySrq(in);
                 default -> Response.error(EOPNOTSUPP);
             };
         } catch (final VerbsException e) {
@@ -588,6 +650,13 @@ final class Session {
         for (final Object o : all) {
             if (o instanceof Qp q) {
                 quietly(q::destroy);
+            }
+        }
+        for (final Object o : all) {
+            if (o instanceof SrqRing r) {
+                quietly(() -> destroySrq(r));
+            } else if (o instanceof AddressHandle ah) {
+                quietly(ah::destroy);
             }
         }
         for (final Object o : all) {
@@ -919,6 +988,7 @@ final class Session {
             return;
         }
         try {
+            publishQueueCounters();
             c.drain();
         } catch (final RuntimeException e) {
             // Never let a ring problem unwind through the model's transport.
@@ -931,9 +1001,27 @@ final class Session {
         }
     }
 
+    /**
+     * Publishes the work-queue consumer counters before a completion becomes visible, so the
+     * library never sees a request completed while its slot still counts as taken (a full queue).
+     */
+    private void publishQueueCounters() {
+        for (int i = 0; i < qps.size(); i++) {
+            qps.get(i).publishSqCons();
+        }
+        for (int i = 0; i < srqs.size(); i++) {
+            srqs.get(i).publishConsumed();
+        }
+    }
+
     private boolean hasStalledQp() {
         for (final Qp q : qps) {
             if (q.stalled) {
+                return true;
+            }
+        }
+        for (final SrqRing r : srqs) {
+            if (r.stalled) {
                 return true;
             }
         }
@@ -950,6 +1038,13 @@ final class Session {
             if (q.stalled) {
                 q.stalled = false;
                 drainSafely(q);
+            }
+        }
+        for (int i = 0; i < srqs.size(); i++) {
+            final SrqRing r = srqs.get(i);
+            if (r.stalled) {
+                r.stalled = false;
+                drainSafely(r);
             }
         }
     }
@@ -970,11 +1065,27 @@ final class Session {
         if (released) {
             return;
         }
+        for (int i = 0; i < srqs.size(); i++) { // receives first, as for a QP's own queue
+            final SrqRing r = srqs.get(i);
+            if (!r.stalled) {
+                drainSafely(r);
+            }
+        }
         for (int i = 0; i < qps.size(); i++) { // draining never adds or removes QPs
             final Qp q = qps.get(i);
             if (!q.stalled) {
                 drainSafely(q);
             }
+        }
+    }
+
+    private void drainSafely(final SrqRing r) {
+        try {
+            if (!r.onDoorbell()) {
+                scheduleDoorbell(); // a producer that never stops: let other work run first
+            }
+        } catch (final RuntimeException e) {
+            LOG.log(Level.WARNING, "pid " + pid + ": shared receive queue ring", e);
         }
     }
 
@@ -1039,7 +1150,10 @@ final class Session {
     boolean onAsyncEvent(final AsyncEventType type, final Object source) {
         for (final Map.Entry<Integer, Object> e : handles.entrySet()) {
             final Object o = e.getValue();
-            if (o == source || o instanceof Qp q && q.qp == source || o instanceof Cq c && c.cq == source) {
+            if (o == source
+                    || o instanceof Qp q && q.qp == source
+                    || o instanceof Cq c && c.cq == source
+                    || o instanceof SrqRing r && r.srq == source) {
                 asyncEvents.onEvent(type, AsyncEventStream.kindOf(type), e.getKey());
                 return true;
             }
@@ -1075,20 +1189,25 @@ final class Session {
         final int maxInline = in.getInt();
         final int fd = in.getInt();
         final long ringBytes = in.getInt() & 0xFFFF_FFFFL;
-        if (type != QPT_RC || srq != 0) {
+        if (type != QPT_RC && type != QPT_UD) {
             return Response.error(EOPNOTSUPP);
+        }
+        final SrqRing srqRing = srq == 0 ? null : get(srq, SrqRing.class); // only this application's
+        if (srqRing != null && (maxRecvWr != 0 || maxRecvSge != 0)) {
+            return Response.error(EINVAL); // a QP on an SRQ has no receive queue of its own
         }
         if (sendCq.ring == null || recvCq.ring == null) {
             return Response.error(EINVAL); // the data path needs completion rings
         }
         final DeviceAttributes a = context.queryDevice();
+        final int minRecv = srqRing == null ? 1 : 0;
         if (maxSendWr < 1
                 || maxSendWr > a.maxQpWr()
-                || maxRecvWr < 1
+                || maxRecvWr < minRecv
                 || maxRecvWr > a.maxQpWr()
                 || maxSendSge < 1
                 || maxSendSge > a.maxSge()
-                || maxRecvSge < 1
+                || maxRecvSge < minRecv
                 || maxRecvSge > a.maxSge()
                 || maxInline < 0
                 || maxInline > a.maxInlineData()) {
@@ -1101,8 +1220,9 @@ final class Session {
         final SharedRing ring = SharedRing.map(pid, fd, layout.bytes());
         final QueuePair qp;
         try {
-            final QpInitAttr init = QpInitAttr.of(QpType.RC, sendCq.cq);
+            final QpInitAttr init = QpInitAttr.of(type == QPT_UD ? QpType.UD : QpType.RC, sendCq.cq);
             init.recvCq = recvCq.cq;
+            init.srq = srqRing == null ? null : srqRing.srq;
             init.sqSigAll = sigAll;
             init.cap = new QpCap(maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline);
             init.recoveryMode = RecoveryMode.SELECTIVE_REPEAT;
@@ -1236,6 +1356,129 @@ final class Session {
         get(h, Qp.class).destroy();
         handles.remove(h);
         return Response.ok();
+    }
+
+    // ---------------------------------------------------------------- address handles and SRQs
+
+    /** {@code struct vr_create_ah_req}: RoCE v2 only, so a global route to an IPv4-mapped GID. */
+    private Response createAh(final ByteBuffer in) {
+        final ProtectionDomain pd = get(in.getInt(), ProtectionDomain.class);
+        final boolean global = in.getInt() != 0;
+        final byte[] dgid = new byte[16];
+        in.get(dgid);
+        final int sgidIndex = in.getInt();
+        in.getInt(); // hop_limit: the vSwitch routes by address
+        final int trafficClass = in.getInt();
+        in.getInt(); // flow_label
+        in.getInt(); // dlid: RoCE has none
+        in.getInt(); // sl
+        final int port = in.getInt();
+        if (!global || !ShimInfo.isIpv4MappedGid(dgid) || sgidIndex < 0 || sgidIndex >= ShimInfo.GID_TABLE_LENGTH) {
+            return Response.error(EINVAL);
+        }
+        final int ip = ShimInfo.ipv4OfGid(dgid);
+        final AddressHandle ah =
+                pd.createAddressHandle(new AhAttr(ip, ShimInfo.peerMac(ip), trafficClass & 0xFF, port));
+        final ByteBuffer b = Response.body(8);
+        b.putInt(put(ah)).putInt(0);
+        return Response.ok(b);
+    }
+
+    private Response destroyAh(final ByteBuffer in) {
+        final int h = in.getInt();
+        get(h, AddressHandle.class).destroy();
+        handles.remove(h);
+        lastAh = null;
+        return Response.ok();
+    }
+
+    /** This application's address handle {@code h}, or null. */
+    private AddressHandle addressHandle(final int h) {
+        if (lastAh == null || h != lastAhHandle) {
+            lastAh = handles.get(h) instanceof AddressHandle ah ? ah : null;
+            lastAhHandle = h;
+        }
+        return lastAh;
+    }
+
+    private Response createSrq(final ByteBuffer in) {
+        final ProtectionDomain pd = get(in.getInt(), ProtectionDomain.class);
+        final int maxWr = in.getInt();
+        final int maxSge = in.getInt();
+        final int limit = in.getInt();
+        final int fd = in.getInt();
+        final long ringBytes = in.getInt() & 0xFFFF_FFFFL;
+        final DeviceAttributes a = context.queryDevice();
+        if (maxWr < 1 || maxWr > a.maxSrqWr() || maxSge < 1 || maxSge > a.maxSrqSge()) {
+            return Response.error(EINVAL);
+        }
+        final long bytes = SrqRing.bytes(maxWr, maxSge);
+        if (ringBytes < bytes) {
+            return Response.error(EINVAL);
+        }
+        final SharedReceiveQueue srq = context.createSharedReceiveQueue(pd, maxWr, maxSge, limit);
+        final SharedRing ring;
+        try {
+            ring = SharedRing.map(pid, fd, bytes);
+        } catch (final RuntimeException e) {
+            srq.destroy();
+            throw e;
+        }
+        final SrqRing r = new SrqRing(srq, ring, maxWr, maxSge);
+        srq.receiveRefill(() -> {
+            try {
+                r.onEmpty();
+            } catch (final RuntimeException e) {
+                LOG.log(Level.WARNING, "pid " + pid + ": shared receive queue ring", e); // never into the model
+            }
+        });
+        ring.setIntVolatile(DB_ARMED, 1);
+        srqs.add(r);
+        final ByteBuffer b = Response.body(16);
+        b.putInt(put(r)).putInt(srq.maxWr()).putInt(maxSge).putInt(0);
+        return Response.ok(b);
+    }
+
+    /** {@code struct vr_srq_attr}: resizing is refused (EINVAL), the limit arms the limit event. */
+    private Response modifySrq(final ByteBuffer in) {
+        final SrqRing r = get(in.getInt(), SrqRing.class);
+        final int mask = in.getInt();
+        final int maxWr = in.getInt();
+        in.getInt(); // max_sge: not modifiable
+        final int limit = in.getInt();
+        if ((mask & ~(SRQ_ATTR_MAX_WR | SRQ_ATTR_LIMIT)) != 0) {
+            return Response.error(EINVAL);
+        }
+        final int modelMask = ((mask & SRQ_ATTR_MAX_WR) != 0 ? SharedReceiveQueue.ATTR_MAX_WR : 0)
+                | ((mask & SRQ_ATTR_LIMIT) != 0 ? SharedReceiveQueue.ATTR_LIMIT : 0);
+        r.srq.modify(maxWr, limit, modelMask);
+        return Response.ok();
+    }
+
+    private Response querySrq(final ByteBuffer in) {
+        final SrqRing r = get(in.getInt(), SrqRing.class);
+        final ByteBuffer b = Response.body(24);
+        b.putInt(0)
+                .putInt(0)
+                .putInt(r.srq.maxWr())
+                .putInt(r.maxSge)
+                .putInt(r.srq.limit())
+                .putInt(0);
+        return Response.ok(b);
+    }
+
+    private Response destroySrq(final ByteBuffer in) {
+        final int h = in.getInt();
+        destroySrq(get(h, SrqRing.class)); // EBUSY while QPs use it
+        handles.remove(h);
+        return Response.ok();
+    }
+
+    private void destroySrq(final SrqRing r) {
+        r.srq.destroy();
+        r.srq.receiveRefill(null);
+        srqs.remove(r);
+        r.close();
     }
 
     private static final QpState[] QP_STATES = QpState.values();

@@ -1,14 +1,18 @@
 package org.vrdma.verbs;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.vrdma.shim.ControlProtocol;
 import org.vrdma.vnic.verbs.CompletionChannel;
 import org.vrdma.vnic.verbs.CompletionQueue;
 import org.vrdma.vnic.verbs.Context;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
 import org.vrdma.vnic.verbs.ProtectionDomain;
+import org.vrdma.vnic.verbs.QpType;
 import org.vrdma.vnic.verbs.QueuePair;
 import org.vrdma.vnic.verbs.SharedReceiveQueue;
 
@@ -16,9 +20,11 @@ import org.vrdma.vnic.verbs.SharedReceiveQueue;
  * An open device context ({@code struct ibv_context}): queries, and the parent of protection
  * domains, completion channels, completion queues, queue pairs and shared receive queues.
  *
- * <p>Control calls (everything but posting and polling) are thread-safe: they run on the device's
- * event loop and the caller waits. {@link #close()} fails with EBUSY while objects of the context
- * are alive, as {@code ibv_close_device} does.
+ * <p>Control calls (everything but posting and polling) are thread-safe: on an embedded host they
+ * run on the device's event loop and the caller waits; on an attached device ({@link
+ * IbvDevice#isAttached()}) they are requests on the context's control connection to the vNIC
+ * process, one at a time. {@link #close()} fails with EBUSY while objects of the context are alive,
+ * as {@code ibv_close_device} does.
  */
 public final class IbvContext implements AutoCloseable {
     private final IbvDevice device;
@@ -36,15 +42,29 @@ public final class IbvContext implements AutoCloseable {
     /** Registered regions by key index, read by posting threads to copy inline data. */
     final AtomicReferenceArray<IbvMr> mrByIndex;
 
+    /** The vNIC process this context is attached to, or null for an embedded host. */
+    final AttachedContext attached;
+
     private boolean open = true;
 
     IbvContext(IbvDevice device, Context context, HostLoop loop) {
         this.device = device;
         this.context = context;
         this.loop = loop;
+        this.attached = null;
         DeviceAttributes a = context.queryDevice();
         this.qpByIndex = new IbvQp[a.maxQp()];
         this.mrByIndex = new AtomicReferenceArray<>(a.maxMr());
+    }
+
+    /** A context on a vNIC process, over its own control connection. */
+    IbvContext(IbvDevice device, AttachedContext attached) {
+        this.device = device;
+        this.context = null;
+        this.loop = null;
+        this.attached = attached;
+        this.qpByIndex = null;
+        this.mrByIndex = new AtomicReferenceArray<>(attached.attributes().maxMr());
     }
 
     /** The device this context was opened on. */
@@ -54,7 +74,7 @@ public final class IbvContext implements AutoCloseable {
 
     /** Device attributes and limits ({@code ibv_query_device}). */
     public DeviceAttributes queryDevice() {
-        return context.queryDevice();
+        return attached != null ? attached.attributes() : context.queryDevice();
     }
 
     /** Attributes of port {@code port} ({@code ibv_query_port}); the only port is 1. */
@@ -62,7 +82,7 @@ public final class IbvContext implements AutoCloseable {
         if (port != 1) {
             throw new IbvInvalidArgumentException("port " + port + " does not exist (the device has port 1)");
         }
-        DeviceAttributes a = context.queryDevice();
+        DeviceAttributes a = queryDevice();
         return new IbvPortAttr(IbvPortAttr.State.ACTIVE, a.maxMtu(), a.maxMtu(), 1, 1, "Ethernet");
     }
 
@@ -75,8 +95,36 @@ public final class IbvContext implements AutoCloseable {
         return device.gid();
     }
 
+    /**
+     * Allocates {@code bytes} bytes of page-aligned native memory that live as long as {@code arena},
+     * for registration with {@link IbvPd#regMr(MemorySegment, int)}. On an attached device it is a
+     * sealed memfd shared with the vNIC process, which then maps the registered pages and reaches
+     * them without a system call (zero-copy); any other native segment is reached with {@code
+     * process_vm_readv/writev}. On an embedded host it is ordinary native memory of {@code arena}.
+     *
+     * @throws IbvInvalidArgumentException for a size that is not positive
+     */
+    public MemorySegment allocBuffer(long bytes, Arena arena) {
+        if (bytes <= 0 || arena == null) {
+            throw new IbvInvalidArgumentException("buffer of " + bytes + " bytes (and an arena) needed");
+        }
+        if (attached != null) {
+            return attached.allocate(bytes, arena).segment();
+        }
+        return arena.allocate(bytes, 4096);
+    }
+
     /** Allocates a protection domain ({@code ibv_alloc_pd}). */
     public IbvPd allocPd() {
+        if (attached != null) {
+            synchronized (this) {
+                checkOpen();
+                IbvPd p = new IbvPd(
+                        this, attached.call(ControlProtocol.ALLOC_PD, null).getInt());
+                pds.add(p);
+                return p;
+            }
+        }
         return loop.call(() -> {
             checkOpen();
             ProtectionDomain pd = context.allocatePd();
@@ -88,6 +136,14 @@ public final class IbvContext implements AutoCloseable {
 
     /** Creates a completion event channel ({@code ibv_create_comp_channel}). */
     public IbvCompChannel createCompChannel() {
+        if (attached != null) {
+            synchronized (this) {
+                checkOpen();
+                IbvCompChannel ch = IbvCompChannel.attached(this);
+                channels.add(ch);
+                return ch;
+            }
+        }
         return loop.call(() -> {
             checkOpen();
             IbvCompChannel ch = new IbvCompChannel(this);
@@ -106,6 +162,20 @@ public final class IbvContext implements AutoCloseable {
     public IbvCq createCq(int cqe, IbvCompChannel channel) {
         if (channel != null && channel.context() != this) {
             throw new IbvInvalidArgumentException("completion channel belongs to another context");
+        }
+        if (attached != null) {
+            synchronized (this) {
+                checkOpen();
+                if (channel != null) {
+                    channel.checkLive();
+                }
+                IbvCq c = AttachedCq.create(this, cqe, channel);
+                if (channel != null) {
+                    channel.cqs++;
+                }
+                cqs.add(c);
+                return c;
+            }
         }
         return loop.call(() -> {
             checkOpen();
@@ -146,6 +216,18 @@ public final class IbvContext implements AutoCloseable {
         if (attr.srq != null && attr.srq.pd() != pd) {
             throw new IbvInvalidArgumentException("shared receive queue belongs to another protection domain");
         }
+        if (attached != null) {
+            if (attr.srq != null || attr.qpType != QpType.RC) {
+                throw new IbvNotSupportedException("a vNIC process serves RC queue pairs without SRQ so far");
+            }
+            synchronized (this) {
+                checkOpen();
+                pd.checkLive();
+                IbvQp q = AttachedQp.create(this, pd, attr);
+                qps.add(q);
+                return q;
+            }
+        }
         return loop.call(() -> {
             checkOpen();
             org.vrdma.vnic.verbs.QpInitAttr init = attr.toModel();
@@ -167,6 +249,9 @@ public final class IbvContext implements AutoCloseable {
         if (pd == null || pd.context() != this) {
             throw new IbvInvalidArgumentException("protection domain missing or of another context");
         }
+        if (attached != null) {
+            throw new IbvNotSupportedException("a vNIC process does not serve shared receive queues yet");
+        }
         return loop.call(() -> {
             checkOpen();
             SharedReceiveQueue srq = context.createSharedReceiveQueue(pd.model(), maxWr, maxSge, srqLimit);
@@ -179,6 +264,20 @@ public final class IbvContext implements AutoCloseable {
     /** Closes the context ({@code ibv_close_device}); EBUSY while any of its objects is alive. */
     @Override
     public void close() {
+        if (attached != null) {
+            synchronized (this) {
+                if (!open) {
+                    return;
+                }
+                int live = qps.size() + cqs.size() + channels.size() + pds.size();
+                if (live > 0) {
+                    throw new IbvBusyException(live + " objects of the context are still alive");
+                }
+                open = false;
+                attached.close();
+                return;
+            }
+        }
         loop.call(() -> {
             if (!open) {
                 return null;
@@ -229,6 +328,16 @@ public final class IbvContext implements AutoCloseable {
             open = false;
         }
         device.host().onContextClosed(this);
+    }
+
+    /**
+     * Removes {@code o} from the objects an attached context tracks, after the vNIC destroyed it.
+     */
+    synchronized void forget(Object o) {
+        qps.remove(o);
+        cqs.remove(o);
+        channels.remove(o);
+        pds.remove(o);
     }
 
     void checkOpen() {

@@ -16,6 +16,9 @@ import org.vrdma.vnic.verbs.WorkCompletion;
  *
  * <p>When a completion arrives and the ring is full, the CQ overruns, as hardware does: the
  * completion is lost and every later {@link #poll} fails with EIO.
+ *
+ * <p>On an attached device the ring is a memfd shared with the vNIC process, which fills it; when
+ * it is full, completions wait in the vNIC until the application polls.
  */
 public final class IbvCq implements AutoCloseable {
     private static final int DRAIN_BATCH = 64;
@@ -38,6 +41,18 @@ public final class IbvCq implements AutoCloseable {
     // Confined to the loop.
     private final WorkCompletion[] batch = new WorkCompletion[DRAIN_BATCH];
     private long producerTail;
+    /** The completion ring of a CQ in a vNIC process, or null on an embedded host. */
+    final AttachedCq attached;
+
+    /** A CQ of an attached context. */
+    IbvCq(IbvContext context, IbvCompChannel channel, AttachedCq attached) {
+        this.context = context;
+        this.cq = null;
+        this.hook = null;
+        this.channel = channel;
+        this.ring = null;
+        this.attached = attached;
+    }
 
     IbvCq(IbvContext context, CompletionQueue cq, CompletionChannel hook, IbvCompChannel channel, int cqe) {
         this.context = context;
@@ -45,6 +60,7 @@ public final class IbvCq implements AutoCloseable {
         this.hook = hook;
         this.channel = channel;
         this.ring = IbvWc.array(cqe);
+        this.attached = null;
         for (int i = 0; i < batch.length; i++) {
             batch[i] = new WorkCompletion();
         }
@@ -65,7 +81,7 @@ public final class IbvCq implements AutoCloseable {
 
     /** Entries the queue holds ({@code cq->cqe}). */
     public int capacity() {
-        return ring.length;
+        return attached != null ? attached.capacity() : ring.length;
     }
 
     /**
@@ -87,6 +103,9 @@ public final class IbvCq implements AutoCloseable {
         if (overrun) {
             throw new IbvIoException("completion queue overrun");
         }
+        if (attached != null) {
+            return attached.poll(wcs, max);
+        }
         long h = head.get();
         long t = tail.get();
         int n = 0;
@@ -103,6 +122,9 @@ public final class IbvCq implements AutoCloseable {
 
     /** Completions waiting to be polled. */
     public int size() {
+        if (attached != null) {
+            return attached.size();
+        }
         return (int) (tail.get() - head.get());
     }
 
@@ -120,6 +142,10 @@ public final class IbvCq implements AutoCloseable {
         if (channel == null) {
             throw new IbvInvalidArgumentException("completion queue has no channel");
         }
+        if (attached != null) {
+            attached.reqNotify(context, solicitedOnly);
+            return;
+        }
         int level = solicitedOnly ? 1 : 2;
         // Arming for all completions widens a solicited-only request, never narrows it.
         armed.accumulateAndGet(level, Math::max);
@@ -133,6 +159,9 @@ public final class IbvCq implements AutoCloseable {
                 throw new IbvInvalidArgumentException("acknowledging " + n + " events, " + u + " unacknowledged");
             }
             if (unackedEvents.compareAndSet(u, u - n)) {
+                if (attached != null && n > 0) {
+                    attached.ackEvents(n);
+                }
                 return;
             }
         }
@@ -148,13 +177,44 @@ public final class IbvCq implements AutoCloseable {
      * taken from the channel are unacknowledged.
      */
     public void destroy() {
+        if (attached != null) {
+            synchronized (context) {
+                destroyAttached();
+            }
+            return;
+        }
         context.loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the queue unless that was already done. */
     @Override
     public void close() {
+        if (attached != null) {
+            synchronized (context) {
+                if (live) {
+                    destroyAttached();
+                }
+            }
+            return;
+        }
         context.loop.closeIfLive(() -> live, this::destroyOnLoop);
+    }
+
+    /** Guarded by the context: EBUSY while QPs use the CQ (the vNIC says so) or events are unacknowledged. */
+    private void destroyAttached() {
+        if (!live) {
+            throw new IbvInvalidArgumentException("completion queue destroyed");
+        }
+        if (unackedEvents.get() != 0) {
+            throw new IbvBusyException(unackedEvents.get() + " completion events not acknowledged");
+        }
+        attached.destroy(context);
+        live = false;
+        if (channel != null) {
+            channel.cqs--;
+            channel.dropEventsOf(this);
+        }
+        context.forget(this);
     }
 
     CompletionQueue model() {

@@ -15,7 +15,9 @@ import org.vrdma.vnic.verbs.ProtectionDomain;
 public final class IbvPd implements AutoCloseable {
     private final IbvContext context;
     private final ProtectionDomain pd;
-    // Confined to the loop.
+    /** The vNIC process's handle of an attached context's domain; 0 on an embedded host. */
+    final int handle;
+    // Confined to the loop (embedded) or guarded by the context (attached).
     final List<IbvMr> mrs = new ArrayList<>();
     final List<IbvAh> ahs = new ArrayList<>();
     private boolean live = true;
@@ -23,6 +25,14 @@ public final class IbvPd implements AutoCloseable {
     IbvPd(IbvContext context, ProtectionDomain pd) {
         this.context = context;
         this.pd = pd;
+        this.handle = 0;
+    }
+
+    /** A domain in a vNIC process, named by {@code handle} on the context's connection. */
+    IbvPd(IbvContext context, int handle) {
+        this.context = context;
+        this.pd = null;
+        this.handle = handle;
     }
 
     /** The context. */
@@ -32,7 +42,10 @@ public final class IbvPd implements AutoCloseable {
 
     /**
      * Registers an off-heap segment ({@code ibv_reg_mr}). The segment must be native and accessible
-     * from other threads (a global, automatic or shared arena; not a confined one).
+     * from other threads (a global, automatic or shared arena; not a confined one). On an attached
+     * device, memory from {@link IbvContext#allocBuffer} is registered zero-copy ({@link
+     * IbvMr#isZeroCopy()}); the vNIC process reaches any other segment with {@code
+     * process_vm_readv/writev}.
      *
      * @param access {@link org.vrdma.vnic.verbs.AccessFlags} bits; remote write and atomics need
      *     LOCAL_WRITE too
@@ -49,6 +62,9 @@ public final class IbvPd implements AutoCloseable {
         }
         if (segment.isReadOnly()) {
             throw new IbvInvalidArgumentException("read-only segments cannot be registered");
+        }
+        if (context.attached != null) {
+            return AttachedMemory.register(this, segment, access);
         }
         return context.loop.call(() -> {
             checkLive();
@@ -80,6 +96,9 @@ public final class IbvPd implements AutoCloseable {
         if (attr == null) {
             throw new IbvInvalidArgumentException("ah_attr missing");
         }
+        if (context.attached != null) {
+            throw new IbvNotSupportedException("a vNIC process does not serve address handles yet");
+        }
         org.vrdma.vnic.verbs.AhAttr a = attr.toModel();
         return context.loop.call(() -> {
             checkLive();
@@ -92,18 +111,42 @@ public final class IbvPd implements AutoCloseable {
 
     /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
     public void dealloc() {
+        if (context.attached != null) {
+            deallocAttached();
+            return;
+        }
         context.loop.run(this::destroyOnLoop);
     }
 
     /** Frees the domain unless that was already done. */
     @Override
     public void close() {
+        if (context.attached != null) {
+            synchronized (context) {
+                if (live) {
+                    deallocAttached();
+                }
+            }
+            return;
+        }
         context.loop.call(() -> {
             if (live) {
                 destroyOnLoop();
             }
             return null;
         });
+    }
+
+    private void deallocAttached() {
+        synchronized (context) {
+            checkLive();
+            if (!mrs.isEmpty()) {
+                throw new IbvBusyException(mrs.size() + " memory regions still registered");
+            }
+            AttachedMemory.call(context, org.vrdma.shim.ControlProtocol.DEALLOC_PD, handle);
+            live = false;
+            context.forget(this);
+        }
     }
 
     ProtectionDomain model() {

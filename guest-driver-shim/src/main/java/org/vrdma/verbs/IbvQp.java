@@ -39,6 +39,10 @@ import org.vrdma.vnic.verbs.WrOpcode;
  * again once a completion for that request, or for a later one, has been produced: post with
  * {@link SendFlags#SIGNALED} at least once per {@code maxSendWr} requests (or create the QP with
  * {@code sqSigAll}). One thread at a time posts to a queue.
+ *
+ * <p>On an attached device (RC only, for now) posting writes the QP's work-queue ring shared with
+ * the vNIC process and rings its doorbell only when the vNIC sleeps; a ring slot is free again once
+ * the vNIC has taken the request into its queue.
  */
 public final class IbvQp implements AutoCloseable {
     private final IbvContext context;
@@ -76,6 +80,31 @@ public final class IbvQp implements AutoCloseable {
     private final long[] sendWrIds;
     private final SendWorkRequest modelWr;
     private long refusedPosts;
+    /** The rings of a QP in a vNIC process, or null on an embedded host. */
+    private final AttachedQp attached;
+
+    /** A QP of an attached context, in RESET. */
+    IbvQp(IbvContext context, IbvPd pd, int qpNum, IbvQpInitAttr granted, AttachedQp attached) {
+        this.context = context;
+        this.pd = pd;
+        this.qp = null;
+        this.qpNum = qpNum;
+        this.type = QpType.RC;
+        this.sendCq = granted.sendCq;
+        this.recvCq = granted.recvCq;
+        this.srq = null;
+        this.maxSendWr = granted.maxSendWr;
+        this.maxSendSge = granted.maxSendSge;
+        this.maxRecvWr = granted.maxRecvWr;
+        this.maxRecvSge = granted.maxRecvSge;
+        this.maxInline = granted.maxInlineData;
+        this.atomics = context.queryDevice().atomicCap() != AtomicCap.NONE;
+        this.sendSlots = new SendSlot[0];
+        this.sendWrIds = new long[0];
+        this.modelWr = null;
+        this.recvRing = null;
+        this.attached = attached;
+    }
 
     IbvQp(IbvContext context, IbvPd pd, QueuePair qp, IbvQpInitAttr granted) {
         this.context = context;
@@ -99,6 +128,7 @@ public final class IbvQp implements AutoCloseable {
         this.sendWrIds = new long[maxSendWr];
         this.modelWr = new SendWorkRequest(maxSendSge);
         this.recvRing = srq == null ? new RecvRing(maxRecvWr, maxRecvSge) : null;
+        this.attached = null;
         refreshMirrors();
     }
 
@@ -142,6 +172,19 @@ public final class IbvQp implements AutoCloseable {
     public void modify(IbvQpAttr attr, int mask) {
         checkLive();
         QpAttr m = attr.toModel(mask);
+        if (attached != null) {
+            synchronized (this) {
+                checkLive();
+                attached.modify(context, attr, m, mask);
+                if ((mask & QpAttrMask.STATE) != 0) {
+                    state = m.qpState;
+                }
+                if ((mask & QpAttrMask.PATH_MTU) != 0) {
+                    pathMtuBytes = m.pathMtu.bytes();
+                }
+            }
+            return;
+        }
         context.loop.call(() -> {
             checkLive();
             // Posts made before this call reach the device before the state changes.
@@ -162,6 +205,11 @@ public final class IbvQp implements AutoCloseable {
     /** Current attributes ({@code ibv_query_qp}), including the state the device is in now. */
     public IbvQpAttr query() {
         checkLive();
+        if (attached != null) {
+            IbvQpAttr a = attached.query(context);
+            state = a.qpState;
+            return a;
+        }
         return context.loop.call(() -> IbvQpAttr.fromModel(qp.query()));
     }
 
@@ -182,6 +230,10 @@ public final class IbvQp implements AutoCloseable {
             throw new IbvInvalidArgumentException("cannot post sends in state " + s);
         }
         long total = validate(wr);
+        if (attached != null) {
+            attached.postSend(context, wr, total);
+            return;
+        }
         long t = sendTail.getPlain();
         if (t - sendRetired.get() >= maxSendWr) {
             throw new IbvNoMemoryException(Errno.ENOMEM, "send queue full (" + maxSendWr + ")");
@@ -213,6 +265,11 @@ public final class IbvQp implements AutoCloseable {
         if (state == QpState.RESET) {
             throw new IbvInvalidArgumentException("cannot post receives in RESET");
         }
+        if (attached != null) {
+            checkRecv(wr);
+            attached.postRecv(context, wr);
+            return;
+        }
         if (!recvRing.offer(wr, maxRecvSge)) {
             throw new IbvNoMemoryException(Errno.ENOMEM, "receive queue full (" + maxRecvWr + ")");
         }
@@ -225,17 +282,27 @@ public final class IbvQp implements AutoCloseable {
 
     /** Send requests posted whose completion (or a later one's) has not been produced yet. */
     public long outstandingSends() {
+        if (attached != null) {
+            return attached.pendingSends();
+        }
         return sendTail.get() - sendRetired.get();
     }
 
     /** Requests the device refused after they were posted (races with modify or destroy). */
     public long refusedPosts() {
+        if (attached != null) {
+            return 0; // the vNIC process completes what it refuses with LOC_QP_OP_ERR itself
+        }
         return context.loop.call(() -> refusedPosts);
     }
 
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding requests vanish without completions. */
     public void destroy() {
         checkLive();
+        if (attached != null) {
+            destroyAttached();
+            return;
+        }
         context.loop.run(() -> {
             checkLive();
             destroyOnLoop();
@@ -245,7 +312,35 @@ public final class IbvQp implements AutoCloseable {
     /** Destroys the QP unless that was already done. */
     @Override
     public void close() {
+        if (attached != null) {
+            synchronized (context) {
+                if (live) {
+                    destroyAttached();
+                }
+            }
+            return;
+        }
         context.loop.closeIfLive(() -> live, this::destroyOnLoop);
+    }
+
+    private void destroyAttached() {
+        synchronized (context) {
+            checkLive();
+            attached.destroy(context);
+            live = false;
+            context.forget(this);
+        }
+    }
+
+    private void checkRecv(IbvRecvWr wr) {
+        if (wr.numSge() > maxRecvSge) {
+            throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_recv_sge " + maxRecvSge);
+        }
+        for (int i = 0; i < wr.numSge(); i++) {
+            if (wr.sgeLength(i) < 0) {
+                throw new IbvInvalidArgumentException("negative sge length");
+            }
+        }
     }
 
     @Override

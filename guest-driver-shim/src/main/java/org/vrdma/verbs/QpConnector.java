@@ -119,10 +119,10 @@ public final class QpConnector implements AutoCloseable {
     /**
      * Makes the peer of {@code remote} reachable from the host of {@code ctx}: routes its GID's
      * address to its underlay address (what a control plane would program). A no-op without an
-     * underlay address.
+     * underlay address, and on an attached device, whose vNIC process has its own routes.
      */
     public static void addRoute(IbvContext ctx, QpInfo remote) {
-        if (remote.underlay() != null) {
+        if (remote.underlay() != null && ctx.device().host() != null) {
             ctx.device()
                     .host()
                     .addPeer(UnderlayAddress.ipv4ToString(remote.gid().ipv4()), remote.underlay());

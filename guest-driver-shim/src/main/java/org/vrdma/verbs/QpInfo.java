@@ -26,7 +26,10 @@ public record QpInfo(int qpn, int psn, IbvGid gid, int rkey, long vaddr, long le
     static final String MAGIC = "VRDMA-QP";
     static final int MAX_LINE_BYTES = 512;
 
-    /** This side's information: {@code qp} with a random PSN, {@code mr} (or null), the host's underlay. */
+    /**
+     * This side's information: {@code qp} with a random PSN, {@code mr} (or null), the embedded
+     * host's underlay address (none for an attached device: the vNIC process routes by itself).
+     */
     public static QpInfo of(IbvQp qp, IbvMr mr) {
         IbvDevice d = qp.context().device();
         int psn = ThreadLocalRandom.current().nextInt(1 << 24);
@@ -37,7 +40,7 @@ public record QpInfo(int qpn, int psn, IbvGid gid, int rkey, long vaddr, long le
                 mr == null ? 0 : mr.rkey(),
                 mr == null ? 0 : mr.addr(),
                 mr == null ? 0 : mr.length(),
-                d.host().underlayAddress());
+                d.host() == null ? null : d.host().underlayAddress());
     }
 
     /** The line sent on the wire, without the newline. */

@@ -11,6 +11,12 @@
  * org.vrdma.verbs.IbvSrq}) and address handles ({@link org.vrdma.verbs.IbvAh}). {@link
  * org.vrdma.verbs.QpConnector} exchanges {@link org.vrdma.verbs.QpInfo} over TCP like perftest.
  *
+ * <p>{@link org.vrdma.verbs.IbvDeviceList#attach} (or {@code -Dvrdma.socket} / {@code VRDMA_SOCKET})
+ * reaches instead a vNIC in another process, {@code ./vrdma host --verbs-socket PATH}: the same
+ * calls then go over the native library's control protocol ({@code org.vrdma.shim}), CQ and QP
+ * rings are memfds shared with that process, and memory from {@link
+ * org.vrdma.verbs.IbvContext#allocBuffer} is registered without copies.
+ *
  * <p>Value types that mirror libibverbs bit for bit come from the vNIC's object model, {@code
  * org.vrdma.vnic.verbs}: {@code AccessFlags}, {@code SendFlags}, {@code QpAttrMask}, {@code
  * WcFlags}, {@code WrOpcode}, {@code WcOpcode}, {@code WcStatus}, {@code QpState}, {@code QpType},

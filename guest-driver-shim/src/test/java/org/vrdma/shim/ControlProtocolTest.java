@@ -216,6 +216,118 @@ class ControlProtocolTest {
         }
     }
 
+    /** CREATE_AH of {@code gid} on {@code port} ({@code struct vr_create_ah_req}). */
+    private static ByteBuffer createAh(
+            final int pd, final boolean global, final byte[] gid, final int sgidIndex, final int port) {
+        final ByteBuffer b = body(56);
+        b.putInt(pd).putInt(global ? 1 : 0).put(gid).putInt(sgidIndex).putInt(64);
+        return b.putInt(0).putInt(0).putInt(0).putInt(0).putInt(port).putInt(0);
+    }
+
+    private static byte[] roceGid(final int a, final int b, final int c, final int d) {
+        return new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, (byte) a, (byte) b, (byte) c, (byte) d};
+    }
+
+    private static ByteBuffer srqAttr(final int handle, final int mask, final int maxWr, final int limit) {
+        return body(24).putInt(handle)
+                .putInt(mask)
+                .putInt(maxWr)
+                .putInt(0)
+                .putInt(limit)
+                .putInt(0);
+    }
+
+    @Test
+    void addressHandlesAndSharedReceiveQueuesFollowTheRulesAndStayWithTheirConnection() throws Throwable {
+        final int ringFd = memfd(4096, true);
+        try (Client a = new Client().hello();
+                Client b = new Client().hello()) {
+            final int pdA = a.allocPd().handle();
+            // Address handles: RoCE v2 only (a global route to an IPv4-mapped GID of port 1, GID 0).
+            final Client.Reply ah = a.call(CREATE_AH, createAh(pdA, true, roceGid(10, 0, 0, 9), 0, 1));
+            assertThat(ah.status).isZero();
+            assertThat(a.call(CREATE_AH, createAh(pdA, false, roceGid(10, 0, 0, 9), 0, 1)).status)
+                    .as("LID-only")
+                    .isEqualTo(EINVAL);
+            final byte[] linkLocal = new byte[16];
+            linkLocal[0] = (byte) 0xfe;
+            linkLocal[1] = (byte) 0x80;
+            linkLocal[15] = 1;
+            assertThat(a.call(CREATE_AH, createAh(pdA, true, linkLocal, 0, 1)).status)
+                    .as("not IPv4-mapped")
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(CREATE_AH, createAh(pdA, true, roceGid(10, 0, 0, 9), 1, 1)).status)
+                    .as("sgid_index 1")
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(CREATE_AH, createAh(pdA, true, roceGid(10, 0, 0, 9), 0, 2)).status)
+                    .as("port 2")
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(CREATE_AH, createAh(pdA + 100, true, roceGid(10, 0, 0, 9), 0, 1)).status)
+                    .as("no such PD")
+                    .isEqualTo(EINVAL);
+            // A shared receive queue of 16 with its ring (the memfd of this process).
+            final ByteBuffer srq = body(24).putInt(pdA).putInt(16).putInt(1).putInt(0);
+            final Client.Reply created = a.call(CREATE_SRQ, srq.putInt(ringFd).putInt(4096));
+            assertThat(created.status).isZero();
+            final int srqA = created.handle();
+            assertThat(created.body.getInt(4)).as("max_wr").isEqualTo(16);
+            final ByteBuffer tooBig =
+                    body(24).putInt(pdA).putInt(1 << 30).putInt(1).putInt(0);
+            assertThat(a.call(CREATE_SRQ, tooBig.putInt(ringFd).putInt(4096)).status)
+                    .isEqualTo(EINVAL);
+            final ByteBuffer smallRing =
+                    body(24).putInt(pdA).putInt(64).putInt(1).putInt(0);
+            assertThat(a.call(CREATE_SRQ, smallRing.putInt(ringFd).putInt(4096)).status)
+                    .as("ring too small for 64 entries")
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_MAX_WR, 32, 0)).status)
+                    .as("resize")
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 17)).status)
+                    .isEqualTo(EINVAL);
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, 1 << 5, 0, 0)).status).isEqualTo(EINVAL);
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 4)).status)
+                    .isZero();
+            final Client.Reply q = a.handleOp(QUERY_SRQ, srqA, 0);
+            assertThat(q.status).isZero();
+            assertThat(q.body.getInt(8)).as("max_wr").isEqualTo(16);
+            assertThat(q.body.getInt(16)).as("srq_limit").isEqualTo(4);
+
+            // Another connection can name neither: not in a QP, not to query, modify or destroy.
+            final int pdB = b.allocPd().handle();
+            final ByteBuffer cq =
+                    body(24).putInt(16).putInt(0).putInt(0).putInt(0).putLong(1);
+            final int cqB = b.call(CREATE_CQ, cq).handle();
+            final ByteBuffer qp = body(56);
+            qp.putInt(pdB).putInt(cqB).putInt(cqB).putInt(srqA).putInt(QPT_RC).putInt(0);
+            qp.putInt(16)
+                    .putInt(0)
+                    .putInt(1)
+                    .putInt(0)
+                    .putInt(0)
+                    .putInt(-1)
+                    .putInt(1 << 20)
+                    .putInt(0);
+            assertThat(b.call(CREATE_QP, qp).status).isEqualTo(EINVAL);
+            assertThat(b.handleOp(QUERY_SRQ, srqA, 0).status).isEqualTo(EINVAL);
+            assertThat(b.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 1)).status)
+                    .isEqualTo(EINVAL);
+            assertThat(b.handleOp(DESTROY_SRQ, srqA, 0).status).isEqualTo(EINVAL);
+            assertThat(b.handleOp(DESTROY_AH, ah.handle(), 0).status).isEqualTo(EINVAL);
+            // Nor are handles of other kinds taken for them.
+            assertThat(a.handleOp(DESTROY_SRQ, ah.handle(), 0).status).isEqualTo(EINVAL);
+            assertThat(a.handleOp(DESTROY_AH, srqA, 0).status).isEqualTo(EINVAL);
+            // Still a's, and intact.
+            assertThat(a.handleOp(QUERY_SRQ, srqA, 0).body.getInt(16)).isEqualTo(4);
+            assertThat(a.handleOp(DEALLOC_PD, pdA, 0).status).as("PD in use").isEqualTo(EBUSY);
+            assertThat(a.handleOp(DESTROY_SRQ, srqA, 0).status).isZero();
+            assertThat(a.handleOp(DESTROY_AH, ah.handle(), 0).status).isZero();
+            assertThat(a.handleOp(DEALLOC_PD, pdA, 0).status).isZero();
+        } finally {
+            closeFd(ringFd);
+        }
+    }
+
     /** The descriptor number this JVM holds for {@code file}, read from /proc/self/fd. */
     private static int fdOf(final java.nio.file.Path file) throws IOException {
         try (var fds = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
@@ -276,7 +388,12 @@ class ControlProtocolTest {
                     .putInt(0);
             assertThat(c.call(CREATE_QP, qp).status).isEqualTo(EINVAL);
             final ByteBuffer ud = body(56);
-            ud.putInt(pd).putInt(plainCq).putInt(plainCq).putInt(0).putInt(4).putInt(0);
+            ud.putInt(pd)
+                    .putInt(plainCq)
+                    .putInt(plainCq)
+                    .putInt(0)
+                    .putInt(QPT_UD)
+                    .putInt(0);
             ud.putInt(16)
                     .putInt(16)
                     .putInt(1)
@@ -285,7 +402,18 @@ class ControlProtocolTest {
                     .putInt(-1)
                     .putInt(1 << 20)
                     .putInt(0);
-            assertThat(c.call(CREATE_QP, ud).status).isEqualTo(EOPNOTSUPP);
+            assertThat(c.call(CREATE_QP, ud).status).isEqualTo(EINVAL);
+            final ByteBuffer uc = body(56);
+            uc.putInt(pd).putInt(plainCq).putInt(plainCq).putInt(0).putInt(3).putInt(0); // IBV_QPT_UC
+            uc.putInt(16)
+                    .putInt(16)
+                    .putInt(1)
+                    .putInt(1)
+                    .putInt(0)
+                    .putInt(-1)
+                    .putInt(1 << 20)
+                    .putInt(0);
+            assertThat(c.call(CREATE_QP, uc).status).isEqualTo(EOPNOTSUPP);
             // Nothing was created by the refused requests; the connection keeps working.
             assertThat(fx.server.sessions()).singleElement().satisfies(v -> {
                 assertThat(v.completionQueues()).isEqualTo(1);

@@ -105,6 +105,16 @@ class ExtVerbsTest {
     }
 
     @Test
+    void anSrqBelowItsLimitIsNamedByAnSrqLimitEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "srqlimit");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC srq-limit type=15 same_srq=1")
+                .contains("SRQLIMIT OK")
+                .contains("DONE");
+    }
+
+    @Test
     void theWrApiPostsABatchAndCqExReadsItBack() throws Exception {
         final ShimFixture.Result r = run(Map.of(), "wr");
         assertThat(r.exitCode()).as(r.output()).isZero();

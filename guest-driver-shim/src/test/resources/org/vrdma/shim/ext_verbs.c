@@ -12,6 +12,8 @@
  *              to SQD with en_sqd_async_notify gets IBV_EVENT_SQ_DRAINED; prints "ASYNC OK"
  *   cqerr      eight WRITEs into a one-entry CQ nobody polls: IBV_EVENT_CQ_ERR names that CQ;
  *              prints "CQERR OK"
+ *   srqlimit   an SRQ armed with a limit of 4 falls to 3 receives: IBV_EVENT_SRQ_LIMIT_REACHED
+ *              names it; prints "SRQLIMIT OK"
  *   wr         ibv_create_cq_ex + ibv_create_qp_ex(send_ops_flags): one ibv_wr_* batch of WRITE
  *              (two SGEs), SEND with immediate and inline data, READ, FETCH_ADD and CMP_SWP, read
  *              back with ibv_start_poll/next_poll/end_poll and the read_* accessors; an aborted
@@ -384,6 +386,65 @@ static void cqerr_scenario(void)
 	printf("CQERR OK\n");
 }
 
+/* An SRQ armed with a limit of 4 that falls to 3 receives: IBV_EVENT_SRQ_LIMIT_REACHED names it. */
+static void srqlimit_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq_attr limit = { .srq_limit = 4 };
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct ibv_qp *a, *b;
+
+	if (!cq)
+		die("cq");
+	srq = ibv_create_srq(pd, &sattr);
+	if (!srq)
+		die("ibv_create_srq");
+	{
+		struct ibv_qp_init_attr qa = {
+			.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 16, .max_send_sge = 1, .max_inline_data = 64 },
+		};
+
+		b = ibv_create_qp(pd, &qa);
+		if (!b)
+			die("ibv_create_qp on an SRQ");
+		to_init(b);
+	}
+	a = make_qp(cq, cq);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)(buf + 4096 + 256 * i), .length = 256,
+				       .lkey = mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 600 + i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			die("ibv_post_srq_recv");
+	}
+	if (ibv_modify_srq(srq, &limit, IBV_SRQ_LIMIT))
+		die("arm the SRQ limit");
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 1);
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 2);
+	for (int i = 0; i < 4; i++)
+		if (wait_wc(cq, "srq traffic").status)
+			fail("srq traffic status");
+	if (poll(&p, 1, 20000) != 1)
+		fail("no SRQ_LIMIT_REACHED");
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	printf("ASYNC srq-limit type=%d same_srq=%d\n", ev.event_type, ev.element.srq == srq);
+	if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
+		fail("srq-limit");
+	ibv_ack_async_event(&ev);
+	if (srq->events_completed != 1)
+		fail("SRQ event not acknowledged");
+	printf("SRQLIMIT OK\n");
+}
+
 /* ---------------------------------------------------------------- ibv_wr_* and cq_ex */
 
 struct exwc {
@@ -596,6 +657,8 @@ int main(int argc, char **argv)
 		sleeppoll_scenario();
 	else if (!strcmp(mode, "async"))
 		async_scenario();
+	else if (!strcmp(mode, "srqlimit"))
+		srqlimit_scenario();
 	else if (!strcmp(mode, "cqerr"))
 		cqerr_scenario();
 	else if (!strcmp(mode, "wr"))

@@ -31,7 +31,7 @@ public final class Dctcp implements CongestionControl {
 
     private double cwndBytes;
     private double alpha;
-    private final RoundTracker round = new RoundTracker();
+    private final RoundTracker round;
     private long windowEndBytes = -1;
     private long reducedUntilBytes = -1;
     private long windowAckedBytes;
@@ -40,6 +40,7 @@ public final class Dctcp implements CongestionControl {
 
     /** Creates the control of one flow. */
     public Dctcp(final FlowContext flow, final Config config) {
+        this.round = new RoundTracker(flow.mtuBytes());
         this.config = config;
         this.lineRateBps = flow.lineRateBps();
         this.mtuBytes = flow.mtuBytes();

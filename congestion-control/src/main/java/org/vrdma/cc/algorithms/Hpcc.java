@@ -39,12 +39,13 @@ public final class Hpcc implements CongestionControl {
     private double referenceWindowBytes;
     private double utilisation;
     private int incStage;
-    private final RoundTracker round = new RoundTracker();
+    private final RoundTracker round;
     private long cachedWindowBytes;
     private long cachedRateBps;
 
     /** Creates the control of one flow, starting at the line-rate window. */
     public Hpcc(final FlowContext flow, final Config config) {
+        this.round = new RoundTracker(flow.mtuBytes());
         this.config = config;
         this.lineRateBps = flow.lineRateBps();
         this.baseRttNs = flow.baseRttNs();

@@ -4,6 +4,7 @@ import org.vrdma.cc.CcConfig;
 import org.vrdma.cc.CongestionControl;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
+import org.vrdma.cc.SendTimeLog;
 import org.vrdma.cc.SimpleProvider;
 
 /**
@@ -24,8 +25,11 @@ import org.vrdma.cc.SimpleProvider;
  *       rtt / cwnd}.
  * </ul>
  *
- * The delay is the RTT sample the transport measures. The hop count comes from INT when the ACK
- * carries it, {@code hops} otherwise.
+ * The delay is the RTT of the packet that triggered the ACK ({@link SendTimeLog}): the paper takes
+ * the time the receiver held the ACK out of the delay, and a receiver that coalesces ACKs holds the
+ * first packets of a group for as long as the sender takes to pace out the rest, which below one
+ * packet per RTT is the whole pacing interval. The hop count comes from INT when the ACK carries it,
+ * {@code hops} otherwise.
  */
 public final class Swift implements CongestionControl {
     /** Registered name. */
@@ -49,6 +53,7 @@ public final class Swift implements CongestionControl {
     private int hops;
     private long cachedWindowBytes;
     private long cachedRateBps;
+    private final SendTimeLog sendTimes;
 
     /** Creates the control of one flow with the flow's initial window. */
     public Swift(final FlowContext flow, final Config config) {
@@ -63,6 +68,7 @@ public final class Swift implements CongestionControl {
         this.cwnd = clamp((double) flow.initialWindowBytes() / mtuBytes);
         this.rttNs = flow.baseRttNs();
         this.hops = config.hops;
+        this.sendTimes = new SendTimeLog(mtuBytes);
         publish();
     }
 
@@ -72,8 +78,14 @@ public final class Swift implements CongestionControl {
     }
 
     @Override
-    public void onAck(final long nowNs, final long ackedBytes, final long rttNs, final boolean ecnEcho) {
+    public void onPacketSent(final long nowNs, final int bytes) {
+        sendTimes.onSent(nowNs);
+    }
+
+    @Override
+    public void onAck(final long nowNs, final long ackedBytes, final long sampleRttNs, final boolean ecnEcho) {
         consecutiveTimeouts = 0;
+        final long rttNs = sendTimes.onAck(nowNs, ackedBytes, sampleRttNs);
         if (rttNs < 0) {
             return;
         }
@@ -101,11 +113,13 @@ public final class Swift implements CongestionControl {
     @Override
     public void onLoss(final long nowNs, final long lostBytes) {
         consecutiveTimeouts = 0;
+        sendTimes.onLoss();
         multiplicativeDecrease(nowNs);
     }
 
     @Override
     public void onTimeout(final long nowNs) {
+        sendTimes.onTimeout();
         if (++consecutiveTimeouts >= RETX_RESET_THRESHOLD) {
             cwnd = config.minCwnd;
             lastDecreaseNs = nowNs;

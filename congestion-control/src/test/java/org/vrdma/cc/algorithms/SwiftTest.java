@@ -89,4 +89,24 @@ class SwiftTest {
         }
         assertThat(cc.cwndPackets()).isEqualTo(0.001);
     }
+
+    @Test
+    void belowOnePacketTheAckCoalescingDelayIsNotQueueing() {
+        final Swift cc = new Swift(FlowContext.of(LINE, 5_000, MTU, 1), new Swift.Config());
+        for (int i = 0; i < Swift.RETX_RESET_THRESHOLD; i++) {
+            cc.onTimeout(i);
+        }
+        final double cwnd0 = cc.cwndPackets();
+        assertThat(cwnd0).isLessThan(0.01);
+        final long gapNs = (long) (MTU * 8e9 / cc.rateBps()); // paced: rtt / cwnd apart
+        assertThat(gapNs).isGreaterThan(1_000_000);
+        // Two paced packets, ACKed together when the second arrives 5 µs after it left: the
+        // transport's sample of the first holds the whole pacing gap.
+        cc.onPacketSent(10_000_000, MTU);
+        cc.onPacketSent(10_000_000 + gapNs, MTU);
+        final long ackNs = 10_000_000 + gapNs + 5_000;
+        cc.onAck(ackNs, 2L * MTU, ackNs - 10_000_000, false);
+        assertThat(cc.cwndPackets()).as("5 µs is below the target: increase").isGreaterThan(cwnd0);
+        assertThat(cc.rateBps()).as("pacing interval from the 5 µs RTT").isGreaterThan((long) (MTU * 8e9 / gapNs));
+    }
 }

@@ -1,10 +1,13 @@
 package org.vrdma.harness.cli;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import org.HdrHistogram.Histogram;
 import org.vrdma.harness.perf.TcpBaseline;
 import org.vrdma.harness.perf.VerbsApiBench;
+import org.vrdma.verbs.IbvDeviceList;
 import org.vrdma.vnic.transport.TransportConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -47,6 +50,13 @@ final class VerbsBenchCommand implements Callable<Integer> {
     @Option(names = "--tx-depth", defaultValue = "64", description = "WRITEs outstanding; default ${DEFAULT-VALUE}.")
     int txDepth;
 
+    @Option(
+            names = "--attach",
+            split = ",",
+            description = "Two control sockets of ./vrdma host --verbs-socket processes routed to each other:"
+                    + " the API attaches to them instead of starting two hosts in this JVM.")
+    List<Path> attach;
+
     @Override
     public Integer call() throws Exception {
         if (!(durationSeconds > 0 && durationSeconds <= 600)
@@ -55,10 +65,12 @@ final class VerbsBenchCommand implements Callable<Integer> {
                 || latencySizeBytes < 1
                 || latencySizeBytes > 4096
                 || txDepth < 1
-                || txDepth > 1024) {
+                || txDepth > 1024
+                || attach != null && attach.size() != 2) {
             throw new ParameterException(
                     spec.commandLine(),
-                    "--duration in (0, 600], --size in [1, 1048576], --latency-size in [1, 4096], --tx-depth in [1, 1024]");
+                    "--duration in (0, 600], --size in [1, 1048576], --latency-size in [1, 4096], --tx-depth in [1, 1024],"
+                            + " --attach A,B");
         }
         PrintWriter out = spec.commandLine().getOut();
         long durationNs = (long) (durationSeconds * 1e9);
@@ -66,7 +78,10 @@ final class VerbsBenchCommand implements Callable<Integer> {
         TransportConfig transport = TransportConfig.defaults().withRto(1_000_000, 2_000_000);
         VerbsApiBench.Bandwidth bw;
         Histogram lat;
-        try (VerbsApiBench bench = new VerbsApiBench(transport, txDepth)) {
+        try (VerbsApiBench bench = attach == null
+                ? new VerbsApiBench(transport, txDepth)
+                : new VerbsApiBench(
+                        IbvDeviceList.attach(attach.get(0)), IbvDeviceList.attach(attach.get(1)), txDepth)) {
             out.println("vrdma verbs-bench: " + bench.describe());
             out.flush();
             bench.writeBandwidth(sizeBytes, txDepth, durationNs / 2);

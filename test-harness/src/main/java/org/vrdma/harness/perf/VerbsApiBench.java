@@ -6,6 +6,7 @@ import org.HdrHistogram.Histogram;
 import org.vrdma.verbs.IbvCompChannel;
 import org.vrdma.verbs.IbvContext;
 import org.vrdma.verbs.IbvCq;
+import org.vrdma.verbs.IbvDevice;
 import org.vrdma.verbs.IbvMr;
 import org.vrdma.verbs.IbvPd;
 import org.vrdma.verbs.IbvQp;
@@ -49,8 +50,24 @@ public final class VerbsApiBench implements AutoCloseable {
                 VerbsHost.Options.loopback("bench-a", "10.0.0.1").withTransport(transport));
         hostB = VerbsHost.start(
                 VerbsHost.Options.loopback("bench-b", "10.0.0.2").withTransport(transport));
-        a = new Side(hostA, depth);
-        b = new Side(hostB, depth);
+        a = new Side(hostA.device(), depth);
+        b = new Side(hostB.device(), depth);
+        connect();
+    }
+
+    /**
+     * Attaches to the devices of two vNIC processes ({@code ./vrdma host --verbs-socket}, routed to
+     * each other) and connects one RC QP pair of {@code depth}.
+     */
+    public VerbsApiBench(IbvDevice deviceA, IbvDevice deviceB, int depth) {
+        hostA = null;
+        hostB = null;
+        a = new Side(deviceA, depth);
+        b = new Side(deviceB, depth);
+        connect();
+    }
+
+    private void connect() {
         QpInfo ia = QpInfo.of(a.qp, a.mr);
         QpInfo ib = QpInfo.of(b.qp, b.mr);
         QpConnector.rcToRts(a.qp, ia, ib);
@@ -58,6 +75,11 @@ public final class VerbsApiBench implements AutoCloseable {
     }
 
     public String describe() {
+        if (hostA == null) {
+            return "Java verbs API attached to 2 vNIC processes, "
+                    + a.ctx.device().socket() + " <-> " + b.ctx.device().socket()
+                    + "; application threads post and poll, channels for idle waits";
+        }
         return "Java verbs API: 2 VerbsHosts in this JVM, " + hostA.underlayAddress() + " <-> "
                 + hostB.underlayAddress() + "; application threads post and poll, channels for idle waits";
     }
@@ -146,8 +168,10 @@ public final class VerbsApiBench implements AutoCloseable {
             a.close();
             b.close();
         } finally {
-            hostA.close();
-            hostB.close();
+            if (hostA != null) {
+                hostA.close();
+                hostB.close();
+            }
         }
     }
 
@@ -162,12 +186,12 @@ public final class VerbsApiBench implements AutoCloseable {
         final IbvQp qp;
         private final IbvWc[] wcs = IbvWc.array(1);
 
-        Side(VerbsHost host, int depth) {
-            ctx = host.device().open();
+        Side(IbvDevice device, int depth) {
+            ctx = device.open();
             pd = ctx.allocPd();
             channel = ctx.createCompChannel();
             cq = ctx.createCq(4 * depth + 16, channel);
-            mr = pd.regMr(arena.allocate(BUFFER_BYTES, 4096), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            mr = pd.regMr(ctx.allocBuffer(BUFFER_BYTES, arena), AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             IbvQpInitAttr attr = IbvQpInitAttr.rc(cq, depth + 1);
             qp = ctx.createQp(pd, attr);
         }

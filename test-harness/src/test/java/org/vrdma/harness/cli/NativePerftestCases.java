@@ -43,6 +43,68 @@ abstract class NativePerftestCases {
     }
 
     @Test
+    void ibvUdPingpongExchangesDatagramsThroughAnAddressHandle() throws Exception {
+        int port = HostProcesses.freeTcpPort("127.0.0.1");
+        var r = hosts().run(
+                        List.of(
+                                "ibv_ud_pingpong",
+                                "-d",
+                                "vrdma0",
+                                "-g",
+                                "0",
+                                "-n",
+                                "100",
+                                "-s",
+                                "2048",
+                                "-p",
+                                "" + port),
+                        port,
+                        90);
+        System.out.println("ibv_ud_pingpong\n" + r.both());
+        assertThat(r.serverExit()).as(r.both()).isZero();
+        assertThat(r.clientExit()).as(r.both()).isZero();
+        for (String out : List.of(r.server(), r.client())) {
+            assertThat(out).contains("409600 bytes in").contains("100 iters in"); // 2048 B each way
+            assertThat(out).containsPattern("remote address: .*GID ::ffff:10\\.");
+            assertNoErrors(out);
+        }
+    }
+
+    @Test
+    void ibvSrqPingpongFeedsSixteenQpsFromOneSharedReceiveQueue() throws Exception {
+        int port = HostProcesses.freeTcpPort("127.0.0.1");
+        var r = hosts().run(
+                        List.of("ibv_srq_pingpong", "-d", "vrdma0", "-g", "0", "-n", "100", "-p", "" + port), port, 90);
+        System.out.println("ibv_srq_pingpong\n" + r.both());
+        assertThat(r.serverExit()).as(r.both()).isZero();
+        assertThat(r.clientExit()).as(r.both()).isZero();
+        for (String out : List.of(r.server(), r.client())) {
+            // 16 RC QPs (the default), every receive from one SRQ of 500 entries.
+            assertThat(out.split("remote address:", -1)).hasSize(17);
+            assertThat(out).contains("819200 bytes in").contains("100 iters in");
+            assertNoErrors(out);
+        }
+    }
+
+    @Test
+    void ibSendBwOverUdReportsBandwidth() throws Exception {
+        // A UD message is one packet: the size is the port's MTU.
+        String out = bandwidth("ib_send_bw", 4096, ITERATIONS, "-c", "UD");
+        assertThat(out).contains("Connection type : UD", "Using SRQ      : OFF");
+    }
+
+    @Test
+    void ibSendBwOverUdWithASharedReceiveQueueReportsBandwidth() throws Exception {
+        String out = bandwidth("ib_send_bw", 4096, ITERATIONS, "-c", "UD", "--use-srq");
+        assertThat(out).contains("Connection type : UD", "Using SRQ      : ON");
+    }
+
+    @Test
+    void ibSendLatOverUdReportsLatency() throws Exception {
+        assertThat(latency("ib_send_lat", 2, ITERATIONS, "-c", "UD")).contains("Connection type : UD");
+    }
+
+    @Test
     void ibWriteBwReportsBandwidth() throws Exception {
         bandwidth("ib_write_bw", 65536, ITERATIONS);
     }
@@ -72,7 +134,8 @@ abstract class NativePerftestCases {
         latency("ib_send_lat", 2, ITERATIONS);
     }
 
-    void bandwidth(String program, int size, int iterations, String... extra) throws Exception {
+    /** Runs a bandwidth test and checks both sides' reports; returns the client's output. */
+    String bandwidth(String program, int size, int iterations, String... extra) throws Exception {
         int port = HostProcesses.freeTcpPort("127.0.0.1");
         List<String> cmd = new ArrayList<>(List.of(program, "-d", "vrdma0", "-n", "" + iterations, "-p", "" + port));
         cmd.addAll(List.of(extra));
@@ -87,9 +150,10 @@ abstract class NativePerftestCases {
         assertBandwidth(r.client(), size, iterations, program.equals("ib_atomic_bw"));
         assertNoErrors(r.client());
         assertNoErrors(r.server());
+        return r.client();
     }
 
-    void latency(String program, int size, int iterations, String... extra) throws Exception {
+    private String latency(String program, int size, int iterations, String... extra) throws Exception {
         int port = HostProcesses.freeTcpPort("127.0.0.1");
         List<String> cmd = new ArrayList<>(
                 List.of(program, "-d", "vrdma0", "-n", "" + iterations, "-s", "" + size, "-p", "" + port));
@@ -101,5 +165,6 @@ abstract class NativePerftestCases {
         assertLatency(r.client(), size, iterations);
         assertNoErrors(r.client());
         assertNoErrors(r.server());
+        return r.client();
     }
 }

@@ -49,6 +49,8 @@ public final class QueuePair implements TimerHandler {
     private final int udpSrcPort;
     private long lastCnpNs = Long.MIN_VALUE;
     private boolean live = true;
+    /** Asked for more receives when a packet finds the queue empty (null: none). */
+    private Runnable receiveRefill;
 
     private QueuePair(
             final Context context,
@@ -72,6 +74,9 @@ public final class QueuePair implements TimerHandler {
         this.qpNum = device.allocateQpn(this);
         this.udpSrcPort = 0xC000 | ((qpNum * 0x9E37) & 0x3FFF);
         this.attr.cap = cap;
+        if (type == QpType.UD) {
+            this.attr.pathMtu = device.attributes().maxMtu(); // UD messages are bounded by the port's MTU
+        }
         if (type == QpType.RC) {
             this.requester = new RcRequester(this, sq, window, recoveryMode);
             this.responder = new RcResponder(this, srq != null ? srq.queue().maxSge() : cap.maxRecvSge, recoveryMode);
@@ -103,9 +108,6 @@ public final class QueuePair implements TimerHandler {
         }
         if (init.srq != null && init.srq.pd() != pd) {
             throw new VerbsException(Errno.EINVAL, "shared receive queue belongs to another protection domain");
-        }
-        if (init.srq != null && init.qpType != QpType.RC) {
-            throw new VerbsException(Errno.EINVAL, "shared receive queues serve RC queue pairs here");
         }
         final Device device = context.device();
         device.reserve(Device.Resource.QP);
@@ -251,6 +253,17 @@ public final class QueuePair implements TimerHandler {
         if (attr.qpState == QpState.ERR) {
             rq.flush(recvCq, qpNum);
         }
+    }
+
+    /**
+     * Sets what runs when an arriving message finds this QP's own receive queue empty, before the
+     * message is refused: a driver whose receives wait in a queue of its own (a ring the
+     * application fills) moves them into the model there, so a receive posted before the message
+     * arrived is always found, as with hardware. It may call {@link #postRecv}; null removes it. A
+     * shared receive queue has its own ({@link SharedReceiveQueue#receiveRefill}).
+     */
+    public void receiveRefill(final Runnable refill) {
+        this.receiveRefill = refill;
     }
 
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding work is discarded without completions. */
@@ -622,7 +635,17 @@ public final class QueuePair implements TimerHandler {
     }
 
     boolean takeReceive(final RecvWqe dst) {
-        return srq != null ? srq.takeInto(dst) : rq.takeInto(dst);
+        if (srq != null) {
+            return srq.takeInto(dst);
+        }
+        if (rq.size() == 0 && receiveRefill != null) {
+            receiveRefill.run();
+        }
+        return rq.takeInto(dst);
+    }
+
+    private int receiveMaxSge() {
+        return srq != null ? srq.queue().maxSge() : rq.maxSge();
     }
 
     void completeSend(final SendWqe w, final WcStatus status) {
@@ -804,11 +827,10 @@ public final class QueuePair implements TimerHandler {
             counters.droppedPackets++;
             return;
         }
-        if (rq.size() == 0 || rq.maxSge() > udRecv.mr.length) {
+        if (receiveMaxSge() > udRecv.mr.length || !takeReceive(udRecv)) {
             counters.udNoReceiveDrops++;
             return;
         }
-        rq.takeInto(udRecv);
         final int len = p.payloadLength();
         final boolean imm = Opcodes.hasImm(op);
         if (udRecv.protectionError) {

@@ -16,6 +16,7 @@ public final class SharedReceiveQueue {
     private int limit;
     private int users;
     private boolean live = true;
+    private Runnable receiveRefill;
 
     SharedReceiveQueue(final ProtectionDomain pd, final int maxWr, final int maxSge, final int limit) {
         this.pd = pd;
@@ -77,7 +78,18 @@ public final class SharedReceiveQueue {
         return queue;
     }
 
+    /**
+     * Sets what runs when an arriving message finds this queue empty, before it is refused (see
+     * {@link QueuePair#receiveRefill}); it may call {@link #postRecv}. Null removes it.
+     */
+    public void receiveRefill(final Runnable refill) {
+        this.receiveRefill = refill;
+    }
+
     boolean takeInto(final RecvWqe dst) {
+        if (queue.size() == 0 && receiveRefill != null) {
+            receiveRefill.run();
+        }
         if (!queue.takeInto(dst)) {
             return false;
         }

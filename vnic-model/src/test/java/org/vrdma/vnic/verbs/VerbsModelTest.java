@@ -328,9 +328,9 @@ class VerbsModelTest {
             ua.postSend(wr);
             wr.remoteQkey = 0x9999; // wrong key: dropped
             ua.postSend(wr);
-            wr.reset().addSge(Fabric.BASE, 2000, f.a.mr.lkey());
+            wr.reset().addSge(Fabric.BASE, 4097, f.a.mr.lkey());
             wr.ah = ah;
-            assertThat(errnoOf(() -> ua.postSend(wr))).isEqualTo(Errno.EINVAL); // larger than the MTU
+            assertThat(errnoOf(() -> ua.postSend(wr))).isEqualTo(Errno.EINVAL); // larger than the port's MTU
             f.settle();
             final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
             assertThat(f.a.cq.poll(wcs)).isEqualTo(2);
@@ -354,6 +354,62 @@ class VerbsModelTest {
             ub.modify(reset, QpAttrMask.STATE);
             ua.destroy();
             ub.destroy();
+            ah.destroy();
+        }
+    }
+
+    @Test
+    void udReceivesFromASharedReceiveQueueThatIsRefilledWhenAMessageFindsItEmpty() {
+        try (Fabric f = fabric()) {
+            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 4, 1, 0);
+            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
+            final QpInitAttr ib = QpInitAttr.of(QpType.UD, f.b.cq);
+            ib.srq = srq;
+            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, ib);
+            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
+                final QpAttr a = new QpAttr();
+                a.qpState = QpState.INIT;
+                a.qkey = 0x11111111;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
+                a.qpState = QpState.RTR;
+                qp.modify(a, QpAttrMask.STATE);
+                a.qpState = QpState.RTS;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+            }
+            // The driver keeps its receives elsewhere and hands one over only when a message needs it.
+            final int[] refills = {0};
+            srq.receiveRefill(() -> {
+                refills[0]++;
+                final RecvWorkRequest r = new RecvWorkRequest();
+                r.addSge(Fabric.BASE, 40 + 4096, f.b.mr.lkey());
+                r.wrId = 100 + refills[0];
+                srq.postRecv(r);
+            });
+            final AddressHandle ah = f.a.pd.createAddressHandle(AhAttr.of(Fabric.IP_B, 0xB));
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.sendFlags = SendFlags.SIGNALED;
+            wr.ah = ah;
+            wr.remoteQpn = ub.qpNum();
+            wr.remoteQkey = 0x11111111;
+            wr.addSge(Fabric.BASE, 4096, f.a.mr.lkey()); // a full port MTU
+            ua.postSend(wr);
+            f.settle();
+            final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion()};
+            assertThat(f.b.cq.poll(wcs)).isEqualTo(1);
+            assertThat(wcs[0].status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(wcs[0].wrId).isEqualTo(101);
+            assertThat(wcs[0].byteLen).isEqualTo(40 + 4096);
+            assertThat(wcs[0].qpNum).isEqualTo(ub.qpNum());
+            assertThat(refills[0]).isEqualTo(1);
+            assertThat(srq.size()).isZero();
+            assertThat(errnoOf(srq::destroy)).isEqualTo(Errno.EBUSY);
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            ua.modify(reset, QpAttrMask.STATE);
+            ub.modify(reset, QpAttrMask.STATE);
+            ua.destroy();
+            ub.destroy();
+            srq.destroy();
             ah.destroy();
         }
     }
