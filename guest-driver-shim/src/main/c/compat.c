@@ -259,23 +259,3 @@ EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, siz
 	buf[len] = '\0';
 	return (int)len;
 }
-
-EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	uint64_t v;
-
-	if (!context || !event) {
-		errno = EINVAL;
-		return -1;
-	}
-	/* No asynchronous events are reported yet: block like a quiet device (or EAGAIN). */
-	if (read(context->async_fd, &v, sizeof(v)) < 0)
-		return -1;
-	errno = EIO;
-	return -1;
-}
-
-EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
-{
-	(void)event;
-}

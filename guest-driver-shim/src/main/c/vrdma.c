@@ -28,6 +28,7 @@
 #include <infiniband/verbs.h>
 
 #include "vrdma_proto.h"
+#include "vrdma_int.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -46,8 +47,7 @@ struct vr_conn {
 	bool broken;
 };
 
-static void vr_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void vr_log(const char *fmt, ...)
+void vr_log(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,7 +68,7 @@ static const char *vr_socket_path(char *buf, size_t len)
 	return buf;
 }
 
-static int vr_connect(void)
+int vr_connect(void)
 {
 	char buf[128];
 	const char *path = vr_socket_path(buf, sizeof(buf));
@@ -244,6 +244,26 @@ static int vr_call_fixed(struct vr_conn *c, uint16_t op, const void *req, uint32
 	return ret;
 }
 
+/* A new connection whose first request is `op` (a BIND_* with a token): its fd, or -1 and errno. */
+int vr_connect_bound(uint16_t op, const void *req, uint32_t req_len)
+{
+	struct vr_conn c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.lock, NULL);
+	c.fd = vr_connect();
+	ret = c.fd < 0 ? (errno ? errno : EIO) : vr_call(&c, op, req, req_len, NULL, 0, NULL);
+	pthread_mutex_destroy(&c.lock);
+	if (ret) {
+		if (c.fd >= 0)
+			close(c.fd);
+		errno = ret;
+		return -1;
+	}
+	return c.fd;
+}
+
 /* ---------------------------------------------------------------- objects */
 
 #define VR_IBDEV_PREFIX "/sys/class/infiniband/"
@@ -278,18 +298,24 @@ struct vr_channel {
 };
 
 struct vr_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex; /* ibv_create_cq_ex: the same object, extended */
+	};
 	uint32_t acked; /* events acknowledged and not yet reported to the server */
 	uint8_t *ring; /* completion ring shared with the vNIC */
 	size_t ring_bytes;
 	uint32_t entries;
 	uint32_t cons;
-	uint32_t empty_polls; /* consecutive polls that found nothing */
 	pthread_spinlock_t lock;
+	void *ex; /* vrdma_ex.c: state of ibv_start_poll ... ibv_end_poll */
 };
 
 struct vr_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx; /* created with send_ops_flags: the ibv_wr_* API */
+	};
 	uint8_t *ring; /* send and receive rings shared with the vNIC */
 	size_t ring_bytes;
 	uint32_t sq_entries, rq_entries, sq_stride, rq_stride;
@@ -297,6 +323,7 @@ struct vr_qp {
 	uint32_t sq_prod, rq_prod;
 	int sq_sig_all;
 	pthread_spinlock_t sq_lock, rq_lock;
+	void *ex; /* vrdma_ex.c: state of ibv_wr_start ... ibv_wr_complete */
 };
 
 static struct vr_device *g_device;
@@ -305,6 +332,49 @@ static pthread_mutex_t g_device_lock = PTHREAD_MUTEX_INITIALIZER;
 static inline struct vr_context *to_vctx(struct ibv_context *ctx)
 {
 	return (struct vr_context *)((char *)ctx - offsetof(struct vr_context, vctx.context));
+}
+
+/* ---------------------------------------------------------------- for vrdma_events.c, vrdma_ex.c */
+
+int vr_ctx_call(struct ibv_context *ctx, uint16_t op, const void *req, uint32_t req_len, void *resp,
+		uint32_t resp_size)
+{
+	if (!resp_size)
+		return vr_call(&to_vctx(ctx)->conn, op, req, req_len, NULL, 0, NULL);
+	return vr_call_fixed(&to_vctx(ctx)->conn, op, req, req_len, resp, resp_size);
+}
+
+void vr_cq_view(struct ibv_cq *ibcq, struct vr_cq_view *v)
+{
+	struct vr_cq *cq = (struct vr_cq *)ibcq;
+
+	v->ring = cq->ring;
+	v->entries = cq->entries;
+	v->cons = &cq->cons;
+	v->lock = &cq->lock;
+	v->ex = &cq->ex;
+}
+
+static void doorbell_ring(struct vr_qp *qp);
+
+void vr_qp_view(struct ibv_qp *ibqp, struct vr_qp_view *v)
+{
+	struct vr_qp *qp = (struct vr_qp *)ibqp;
+
+	v->ring = qp->ring;
+	v->sq_entries = qp->sq_entries;
+	v->sq_stride = qp->sq_stride;
+	v->max_send_sge = qp->max_send_sge;
+	v->max_inline = qp->max_inline;
+	v->sq_sig_all = qp->sq_sig_all;
+	v->sq_prod = &qp->sq_prod;
+	v->sq_lock = &qp->sq_lock;
+	v->ex = &qp->ex;
+}
+
+void vr_qp_doorbell(struct ibv_qp *qp)
+{
+	doorbell_ring((struct vr_qp *)qp);
 }
 
 static int set_errno(int e)
@@ -392,7 +462,6 @@ static int vr_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 static struct ibv_mw *vr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 static int vr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
 static int vr_dealloc_mw(struct ibv_mw *mw);
-static struct ibv_cq_ex *vr_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a);
 static struct ibv_qp *vr_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a);
 
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -425,7 +494,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = c->conn.fd;
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	ctx->async_fd = vr_async_open(ctx);
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -452,13 +521,12 @@ EXPORT int ibv_close_device(struct ibv_context *ctx)
 	if (!ctx)
 		return set_errno(EINVAL);
 	c = to_vctx(ctx);
+	vr_async_close(ctx);
 	/* Closing the socket releases everything the context still holds in the vNIC. */
 	vr_close_conn(&c->conn);
 	if (c->db_fd >= 0)
 		close(c->db_fd);
 	pthread_mutex_destroy(&c->db_lock);
-	if (ctx->async_fd >= 0)
-		close(ctx->async_fd);
 	pthread_mutex_destroy(&ctx->mutex);
 	free(c);
 	return 0;
@@ -1126,14 +1194,15 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 	return 0;
 }
 
+/* Events come from the completion ring's arm word (vrdma_events.c): acknowledging is local. */
 EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
-	struct vr_handle req;
-
 	if (!cq || !nevents)
 		return;
-	req = (struct vr_handle){ .handle = cq->handle, .arg = nevents };
-	vr_call(&to_vctx(cq->context)->conn, VR_ACK_CQ_EVENTS, &req, sizeof(req), NULL, 0, NULL);
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_broadcast(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
 }
 
 /* ---------------------------------------------------------------- shared memory */
@@ -1183,9 +1252,6 @@ static int ring_create(const char *name, size_t bytes, uint8_t **map)
 	*map = p;
 	return fd;
 }
-
-/* Empty polls between two sched_yield calls (a power of two). */
-#define VR_POLL_SPIN 64
 
 static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
 {
@@ -1247,6 +1313,7 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_c
 	pthread_cond_init(&cq->cq.cond, NULL);
 	if (channel)
 		__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_SEQ_CST);
+	vr_async_track(ctx, VR_ASYNC_CQ, resp.handle, &cq->cq);
 	return &cq->cq;
 }
 
@@ -1262,12 +1329,14 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	ret = vr_call(&to_vctx(cq->context)->conn, VR_DESTROY_CQ, &req, sizeof(req), NULL, 0, NULL);
 	if (ret)
 		return ret;
+	vr_async_untrack(cq->context, VR_ASYNC_CQ, cq->handle);
 	if (cq->channel)
 		__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_SEQ_CST);
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
 	pthread_spin_destroy(&c->lock);
 	munmap(c->ring, c->ring_bytes);
+	free(c->ex);
 	free(c);
 	return 0;
 }
@@ -1277,14 +1346,6 @@ EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	(void)cq;
 	(void)cqe;
 	return EOPNOTSUPP;
-}
-
-static struct ibv_cq_ex *vr_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *a)
-{
-	(void)ctx;
-	(void)a;
-	errno = EOPNOTSUPP;
-	return NULL;
 }
 
 /*
@@ -1323,28 +1384,25 @@ static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		cq->cons++;
 		got++;
 	}
-	if (got) {
+	if (got)
 		__atomic_store_n(ring_u32(cq->ring, VR_CQ_CONS), cq->cons, __ATOMIC_RELEASE);
-		cq->empty_polls = 0;
-	} else {
-		cq->empty_polls++;
-	}
 	pthread_spin_unlock(&cq->lock);
 	/*
 	 * The vNIC runs on this host's CPUs, unlike a hardware NIC: an application spinning on an
 	 * empty CQ would take the CPU the vNIC needs to produce the completion. After a run of empty
-	 * polls, give the CPU away once; while completions flow, poll_cq makes no system call.
+	 * polls, vr_poll_idle yields or sleeps on the ring's futex; while completions flow, poll_cq
+	 * makes no system call.
 	 */
-	if (!got && (cq->empty_polls & (VR_POLL_SPIN - 1)) == 0)
-		sched_yield();
+	if (!got)
+		vr_poll_idle(ibcq, cq->ring, cq->cons);
+	else
+		vr_poll_busy();
 	return got;
 }
 
 static int vr_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
-	struct vr_handle req = { .handle = cq->handle, .arg = solicited_only ? 1 : 0 };
-
-	return vr_call(&to_vctx(cq->context)->conn, VR_REQ_NOTIFY_CQ, &req, sizeof(req), NULL, 0, NULL);
+	return vr_cq_arm(((struct vr_cq *)cq)->ring, solicited_only);
 }
 
 /* ---------------------------------------------------------------- doorbells */
@@ -1697,6 +1755,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 	attr->cap.max_send_sge = resp.max_send_sge;
 	attr->cap.max_recv_sge = resp.max_recv_sge;
 	attr->cap.max_inline_data = resp.max_inline_data;
+	vr_async_track(ctx, VR_ASYNC_QP, resp.handle, &qp->qp);
 	return &qp->qp;
 }
 
@@ -1713,8 +1772,14 @@ static struct ibv_qp *vr_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
 {
 	struct ibv_qp_init_attr attr;
 
-	if (!a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) || (a->comp_mask & ~IBV_QP_INIT_ATTR_PD)) {
-		/* Extended creation (send_ops_flags for ibv_wr_*, XRC, RSS, ...) is not served. */
+	if (!a || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    (a->comp_mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
+		/* XRC, RSS, create flags, ... are not served. */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (a->send_ops_flags & ~VR_SEND_OPS_SUPPORTED)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1729,6 +1794,8 @@ static struct ibv_qp *vr_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
 	{
 		struct ibv_qp *qp = create_qp(ctx, a->pd, &attr);
 
+		if (qp && (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+			vr_qp_ex_init(qp, a->send_ops_flags);
 		if (qp)
 			a->cap = attr.cap;
 		return qp;
@@ -1867,11 +1934,13 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	ret = vr_call(&to_vctx(qp->context)->conn, VR_DESTROY_QP, &req, sizeof(req), NULL, 0, NULL);
 	if (ret)
 		return ret;
+	vr_async_untrack(qp->context, VR_ASYNC_QP, qp->handle);
 	pthread_spin_destroy(&q->sq_lock);
 	pthread_spin_destroy(&q->rq_lock);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
 	munmap(q->ring, q->ring_bytes);
+	free(q->ex);
 	free(q);
 	return 0;
 }
@@ -2060,6 +2129,7 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 	pthread_cond_init(&srq->srq.cond, NULL);
 	attr->attr.max_wr = resp.max_wr;
 	attr->attr.max_sge = resp.max_sge;
+	vr_async_track(pd->context, VR_ASYNC_SRQ, resp.handle, &srq->srq);
 	return &srq->srq;
 }
 
@@ -2109,6 +2179,7 @@ EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	ret = vr_call(&to_vctx(srq->context)->conn, VR_DESTROY_SRQ, &req, sizeof(req), NULL, 0, NULL);
 	if (ret)
 		return ret; /* EBUSY while QPs use it */
+	vr_async_untrack(srq->context, VR_ASYNC_SRQ, srq->handle);
 	pthread_spin_destroy(&s->lock);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);

@@ -44,6 +44,8 @@ enum vr_op {
 	VR_DESTROY_QP = 20,
 	VR_OPEN_DOORBELL = 21,
 	VR_BIND_DOORBELL = 22,
+	VR_OPEN_ASYNC = 23,
+	VR_BIND_ASYNC = 24,
 	/* Address handles and shared receive queues (UD and SRQ): ops 40-45. */
 	VR_CREATE_AH = 40,
 	VR_DESTROY_AH = 41,
@@ -232,6 +234,13 @@ struct vr_wc {
  *
  * Completion ring (one memfd per CQ):
  *   [0]   u32 prod  written by the vNIC      [64] u32 cons  written by the library
+ *   [8]   u32 notified (vNIC): the arm word the vNIC last answered with an event
+ *   [72]  u32 arm (library): (sequence << 1) | solicited_only, a new sequence per
+ *         ibv_req_notify_cq; armed while arm != notified. The vNIC checks it after each
+ *         publish (full fence between), the library arms then polls again, so no completion
+ *         is missed and arming costs no system call.
+ *   [76]  u32 waiters (library): pollers sleeping on the futex at prod; the vNIC wakes them
+ *         (FUTEX_WAKE on the shared mapping) after a publish that finds it non-zero
  *   [128] entries x struct vr_wc_slot
  *
  * Work-queue rings (one memfd per QP):
@@ -247,6 +256,9 @@ struct vr_wc {
 #define VR_CQ_RING_HDR 128
 #define VR_CQ_PROD 0
 #define VR_CQ_CONS 64
+#define VR_CQ_NOTIFIED 8
+#define VR_CQ_ARM 72
+#define VR_CQ_WAITERS 76
 #define VR_QP_RING_HDR 512
 #define VR_SQ_PROD 0
 #define VR_SQ_CONS 64
@@ -368,6 +380,25 @@ struct vr_bind_doorbell_req {
 	uint64_t token;
 } __attribute__((packed));
 
+/*
+ * Asynchronous events: OPEN_ASYNC returns a token (struct vr_doorbell_resp) that a second
+ * connection presents with BIND_ASYNC (struct vr_bind_doorbell_req); that connection becomes the
+ * context's async_fd and carries one struct vr_async_event per event.
+ */
+#define VR_ASYNC_QP 1
+#define VR_ASYNC_CQ 2
+#define VR_ASYNC_SRQ 3
+#define VR_ASYNC_PORT 4
+#define VR_ASYNC_DEVICE 5
+
+struct vr_async_event {
+	uint32_t event_type; /* enum ibv_event_type */
+	uint32_t kind;       /* VR_ASYNC_* */
+	uint32_t handle;     /* the object's handle; for port events the port number */
+	uint32_t reserved;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct vr_async_event) == 16, "vr_async_event");
 /* ---------------------------------------------------------------- address handles (UD) */
 
 /* struct ibv_ah_attr on the wire. RoCE v2: is_global = 1 and dgid ::ffff:a.b.c.d, sgid_index 0. */

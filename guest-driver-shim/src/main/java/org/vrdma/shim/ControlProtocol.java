@@ -39,6 +39,8 @@ public final class ControlProtocol {
     public static final int DESTROY_QP = 20;
     public static final int OPEN_DOORBELL = 21;
     public static final int BIND_DOORBELL = 22;
+    public static final int OPEN_ASYNC = 23;
+    public static final int BIND_ASYNC = 24;
     /** Address handles and shared receive queues (UD and SRQ). */
     public static final int CREATE_AH = 40;
 
@@ -53,6 +55,12 @@ public final class ControlProtocol {
 
     public static final int CQ_PROD = 0;
     public static final int CQ_CONS = 64;
+    /** The arm word the vNIC last answered with an event (vNIC). */
+    public static final int CQ_NOTIFIED = 8;
+    /** {@code (sequence << 1) | solicitedOnly}, a new sequence per ibv_req_notify_cq (library). */
+    public static final int CQ_ARM = 72;
+    /** Pollers sleeping on the futex at {@link #CQ_PROD} (library). */
+    public static final int CQ_WAITERS = 76;
     /** Bytes of one completion slot ({@code struct vr_wc_slot}). */
     public static final int CQ_SLOT_BYTES = 64;
 

@@ -25,6 +25,7 @@ import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.verbs.AddressHandle;
 import org.vrdma.vnic.verbs.AhAttr;
+import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.CompletionChannel;
 import org.vrdma.vnic.verbs.CompletionQueue;
 import org.vrdma.vnic.verbs.Context;
@@ -81,6 +82,10 @@ final class Session {
     private boolean retryQueued;
 
     private volatile SocketChannel doorbellStream;
+    /** The application's asynchronous events (its async_fd), once OPEN_ASYNC was asked for. */
+    private final AsyncEventStream asyncEvents = new AsyncEventStream();
+
+    private long asyncToken;
     private long doorbellToken;
     private int nextHandle = 1;
     private boolean released;
@@ -113,6 +118,8 @@ final class Session {
         int unacked;
         /** Completions the application never polled because its ring was full. */
         long ringFull;
+        /** The channel events of this CQ go to, or null. */
+        Channel channel;
 
         Cq(final CompletionQueue cq, final long cookie, final SharedRing ring, final int entries) {
             this.cq = cq;
@@ -132,6 +139,7 @@ final class Session {
                 return; // full, or a consumer counter the application corrupted
             }
             int moved = 0;
+            boolean urgent = false; // a solicited or failed completion: wakes a solicited-only arm
             while (room > 0) {
                 final int n;
                 try {
@@ -144,12 +152,14 @@ final class Session {
                 }
                 for (int i = 0; i < n; i++) {
                     writeSlot(wcs[i]);
+                    urgent |= wcs[i].solicited || wcs[i].status != WcStatus.SUCCESS;
                 }
                 room -= n;
                 moved += n;
             }
             if (moved > 0) {
                 ring.setIntRelease(CQ_PROD, prod);
+                afterPublish(urgent);
             }
             if (cq.size() > 0) {
                 ringFull++;
@@ -180,6 +190,25 @@ final class Session {
             wc.pkeyIndex = 0;
             writeSlot(wc);
             ring.setIntRelease(CQ_PROD, prod);
+            afterPublish(true);
+        }
+
+        /**
+         * After a publish: wake pollers sleeping on the producer counter, and answer an armed
+         * ring ({@code ibv_req_notify_cq}) with one event on the channel. The full fence pairs
+         * with the library's between announcing (arming, sleeping) and re-reading the counter.
+         */
+        private void afterPublish(final boolean urgent) {
+            VarHandle.fullFence();
+            if (ring.getIntAcquire(CQ_WAITERS) != 0) {
+                ring.wakeFutex(CQ_PROD);
+                server.onFutexWake();
+            }
+            final int arm = ring.getIntAcquire(CQ_ARM);
+            if (channel != null && arm != ring.getInt(CQ_NOTIFIED) && ((arm & 1) == 0 || urgent)) {
+                ring.setIntRelease(CQ_NOTIFIED, arm);
+                channel.onRingEvent(this);
+            }
         }
 
         private void writeSlot(final WorkCompletion wc) {
@@ -492,6 +521,16 @@ final class Session {
             }
         }
 
+        /**
+         * Device thread: one completion event for a ring the library armed. It needs no
+         * acknowledgement by the vNIC: the library counts acknowledgements itself.
+         */
+        void onRingEvent(final Cq entry) {
+            if (!events.offer(entry.cookie)) {
+                dropped++;
+            }
+        }
+
         /** Connection thread: writes events until the channel is destroyed or the peer goes away. */
         void streamEvents(final SocketChannel ch) throws IOException {
             stream = ch;
@@ -578,6 +617,7 @@ final class Session {
                 case QUERY_QP -> queryQp(in);
                 case DESTROY_QP -> destroyQp(in);
                 case OPEN_DOORBELL -> openDoorbell();
+                case OPEN_ASYNC -> openAsync();
                 case CREATE_AH -> createAh(in);
                 case DESTROY_AH -> destroyAh(in);
                 case CREATE_SRQ -> createSrq(in);
@@ -602,6 +642,10 @@ final class Session {
         final List<Object> all = new ArrayList<>(handles.values());
         handles.clear();
         closeDoorbell();
+        if (asyncToken != 0) {
+            server.forgetAsync(asyncToken);
+        }
+        asyncEvents.shutdown();
         // Children before parents: QPs, CQs, MRs, then PDs and channels.
         for (final Object o : all) {
             if (o instanceof Qp q) {
@@ -850,6 +894,7 @@ final class Session {
             throw e;
         }
         final Cq entry = new Cq(cq, cookie, ring, entries);
+        entry.channel = channel;
         cqs.put(cq, entry);
         if (ring != null) {
             cq.listener(this::onCompletion);
@@ -1080,6 +1125,40 @@ final class Session {
         } finally {
             ch.close();
         }
+    }
+
+    private Response openAsync() {
+        if (asyncToken != 0) {
+            return Response.error(EBUSY);
+        }
+        asyncToken = server.newToken();
+        server.registerAsync(asyncToken, this);
+        final ByteBuffer b = Response.body(8);
+        b.putLong(asyncToken);
+        return Response.ok(b);
+    }
+
+    /** Async connection thread: writes this application's events until it goes away. */
+    void streamAsyncEvents(final SocketChannel ch) throws IOException {
+        asyncEvents.stream(ch);
+    }
+
+    /**
+     * Device thread: an event the model raised about {@code source}. Queued for the application
+     * if the object is one of its handles; false if it belongs to another application.
+     */
+    boolean onAsyncEvent(final AsyncEventType type, final Object source) {
+        for (final Map.Entry<Integer, Object> e : handles.entrySet()) {
+            final Object o = e.getValue();
+            if (o == source
+                    || o instanceof Qp q && q.qp == source
+                    || o instanceof Cq c && c.cq == source
+                    || o instanceof SrqRing r && r.srq == source) {
+                asyncEvents.onEvent(type, AsyncEventStream.kindOf(type), e.getKey());
+                return true;
+            }
+        }
+        return false;
     }
 
     private void closeDoorbell() {

@@ -1,10 +1,14 @@
 package org.vrdma.shim;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import org.vrdma.vnic.verbs.Errno;
@@ -27,6 +31,17 @@ public final class SharedRing implements AutoCloseable {
             ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle INT_HANDLE =
             JAVA_INT.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
+
+    /** {@code long syscall(long number, ...)}: every argument passed as a long. */
+    private static final MethodHandle SYSCALL = Linker.nativeLinker()
+            .downcallHandle(
+                    Linker.nativeLinker().defaultLookup().find("syscall").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                    Linker.Option.firstVariadicArg(1));
+
+    private static final long SYS_FUTEX = 202; // x86-64
+    /** FUTEX_WAKE without FUTEX_PRIVATE_FLAG: the waiter is another process sharing the memfd. */
+    private static final long FUTEX_WAKE = 1;
 
     private final Arena arena;
     private final MemorySegment segment;
@@ -139,6 +154,21 @@ public final class SharedRing implements AutoCloseable {
     /** Writes a byte of a slot. */
     public void putByte(final long offset, final byte value) {
         segment.set(ValueLayout.JAVA_BYTE, offset, value);
+    }
+
+    /** Wakes every thread of the application sleeping on the futex word at {@code offset}. */
+    void wakeFutex(final long offset) {
+        try {
+            final long r = (long)
+                    SYSCALL.invokeExact(SYS_FUTEX, segment.address() + offset, FUTEX_WAKE, (long) Integer.MAX_VALUE);
+            if (r < 0) {
+                throw new VerbsException(Errno.EFAULT, "futex wake failed");
+            }
+        } catch (final VerbsException e) {
+            throw e;
+        } catch (final Throwable t) {
+            throw new IllegalStateException("futex wake", t);
+        }
     }
 
     /** Copies {@code len} bytes from {@code offset} into {@code dst}. */

@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Supplier;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
+import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.MemoryRegion;
 
@@ -65,6 +66,10 @@ public final class VnicControlServer implements AutoCloseable {
     private final ConcurrentHashMap<Long, Session.Channel> channelsByToken = new ConcurrentHashMap<>();
     /** Doorbell tokens to sessions, for BIND_DOORBELL on a second connection. */
     private final ConcurrentHashMap<Long, Session> doorbellsByToken = new ConcurrentHashMap<>();
+    /** Async-event tokens to sessions, for BIND_ASYNC on a second connection. */
+    private final ConcurrentHashMap<Long, Session> asyncByToken = new ConcurrentHashMap<>();
+    /** Futex wake-ups of applications sleeping in poll_cq. */
+    private final AtomicLong futexWakes = new AtomicLong();
 
     private final SecureRandom random = new SecureRandom();
     private final AtomicLong requests = new AtomicLong();
@@ -122,6 +127,10 @@ public final class VnicControlServer implements AutoCloseable {
             throw e;
         }
         final VnicControlServer server = new VnicControlServer(socketPath, device, deviceExecutor, listener);
+        server.onDevice(() -> {
+            device.asyncEventHandler(server::onAsyncEvent);
+            return null;
+        });
         server.acceptor.start();
         return server;
     }
@@ -162,6 +171,24 @@ public final class VnicControlServer implements AutoCloseable {
     /** Reads of doorbell connections that returned bytes: wake-ups of a doorbell thread. */
     public long doorbellWakeups() {
         return doorbellWakeups.get();
+    }
+
+    /** Futex wake-ups the vNIC made for applications sleeping in {@code ibv_poll_cq}. */
+    public long futexWakes() {
+        return futexWakes.get();
+    }
+
+    void onFutexWake() {
+        futexWakes.incrementAndGet();
+    }
+
+    /** Device thread: routes an event of the model to the application owning its object. */
+    private void onAsyncEvent(final AsyncEventType type, final Object source) {
+        for (final Session s : sessions) {
+            if (s.onAsyncEvent(type, source)) {
+                return;
+            }
+        }
     }
 
     void onDoorbellRead(final int bytes) {
@@ -205,6 +232,7 @@ public final class VnicControlServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         onDevice(() -> {
+            device.asyncEventHandler(null);
             for (final Session s : List.copyOf(sessions)) {
                 s.release();
             }
@@ -275,6 +303,14 @@ public final class VnicControlServer implements AutoCloseable {
 
     void forgetDoorbell(final long token) {
         doorbellsByToken.remove(token);
+    }
+
+    void registerAsync(final long token, final Session session) {
+        asyncByToken.put(token, session);
+    }
+
+    void forgetAsync(final long token) {
+        asyncByToken.remove(token);
     }
 
     Executor deviceExecutor() {
@@ -373,6 +409,10 @@ public final class VnicControlServer implements AutoCloseable {
                     bindDoorbell(op, seq, body);
                     return;
                 }
+                if (op == BIND_ASYNC && session == null) {
+                    bindAsync(op, seq, body);
+                    return;
+                }
                 Response r;
                 if (op == HELLO) {
                     r = hello(body);
@@ -459,7 +499,23 @@ public final class VnicControlServer implements AutoCloseable {
                 return;
             }
             respond(op, seq, 0, null);
-            channel.streamEvents(ch);
+            // A platform thread parked on the event queue, as for the doorbell: a virtual thread
+            // also needs a carrier thread (and its wake-up) for every event it writes.
+            final Thread writer = Thread.ofPlatform()
+                    .daemon(true)
+                    .name("vrdma-channel-" + handle)
+                    .start(() -> {
+                        try {
+                            channel.streamEvents(ch);
+                        } catch (final IOException e) {
+                            LOG.log(Level.DEBUG, "channel connection ended", e);
+                        }
+                    });
+            try {
+                writer.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         /** Turns this connection into the doorbell of one application context. */
@@ -490,6 +546,19 @@ public final class VnicControlServer implements AutoCloseable {
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+
+        /** Turns this connection into the async_fd of one application context. */
+        private void bindAsync(final int op, final int seq, final ByteBuffer body) throws IOException {
+            final long token = body.remaining() >= 8 ? body.getLong() : 0;
+            final Session s = token == 0 ? null : asyncByToken.remove(token);
+            if (s == null) {
+                errors.incrementAndGet();
+                respond(op, seq, EINVAL, null);
+                return;
+            }
+            respond(op, seq, 0, null);
+            s.streamAsyncEvents(ch);
         }
 
         private boolean readFully(final ByteBuffer b) throws IOException {

@@ -58,6 +58,33 @@ class PerftestTest {
         ShimFixture.eventually(WAIT, () -> fx.server.sessions().isEmpty(), "both sessions released");
     }
 
+    @Test
+    void ibSendBwInEventModeSleepsOnTheChannelWithoutControlCalls() throws Exception {
+        final int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        final List<String> server =
+                List.of("ib_send_bw", "-d", "vrdma0", "-n", "200", "-s", "16384", "-e", "-p", Integer.toString(port));
+        final ShimFixture.Program listener = fx.start(server);
+        final ShimFixture.Program client = fx.startWhenListening(port, withHost(server, "127.0.0.1"));
+        final int clientExit = client.waitFor(WAIT);
+        final int serverExit = listener.waitFor(WAIT);
+        System.out.println("client:\n" + client.output() + "\nserver:\n" + listener.output());
+        assertThat(clientExit).as(client.output()).isZero();
+        assertThat(serverExit).as(listener.output()).isZero();
+        final Matcher m = Pattern.compile("(?m)^\\s*16384\\s+200\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
+                .matcher(client.output());
+        assertThat(m.find()).as(client.output()).isTrue();
+        assertThat(Double.parseDouble(m.group(2))).isPositive();
+        // Every completion was awaited on a channel: armed in the completion ring, acknowledged in
+        // the library; neither reached the control socket.
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_CHANNEL)).isEqualTo(2);
+        assertThat(fx.server.succeeded(ControlProtocol.REQ_NOTIFY_CQ)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.ACK_CQ_EVENTS)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
+    }
+
     private static List<String> withHost(final List<String> command, final String host) {
         final List<String> c = new ArrayList<>(command);
         c.add(host);

@@ -22,23 +22,16 @@ abstract class NativePerftestCases {
 
     @Test
     void ibvRcPingpongExchangesEveryIteration() throws Exception {
+        rcPingpong();
+    }
+
+    void rcPingpong(String... extra) throws Exception {
         int port = HostProcesses.freeTcpPort("127.0.0.1");
         // RoCE needs a GID (-g 0): the address of the peer's ENI.
-        var r = hosts().run(
-                        List.of(
-                                "ibv_rc_pingpong",
-                                "-d",
-                                "vrdma0",
-                                "-g",
-                                "0",
-                                "-n",
-                                "100",
-                                "-s",
-                                "4096",
-                                "-p",
-                                "" + port),
-                        port,
-                        90);
+        List<String> cmd = new ArrayList<>(
+                List.of("ibv_rc_pingpong", "-d", "vrdma0", "-g", "0", "-n", "100", "-s", "4096", "-p", "" + port));
+        cmd.addAll(List.of(extra));
+        var r = hosts().run(cmd, port, 90);
         System.out.println("ibv_rc_pingpong\n" + r.both());
         assertThat(r.serverExit()).as(r.both()).isZero();
         assertThat(r.clientExit()).as(r.both()).isZero();

@@ -50,4 +50,14 @@ class NativePerftestTest extends NativePerftestCases {
     void ibSendBwInEventModeSleepsOnTheCompletionChannel() throws Exception {
         bandwidth("ib_send_bw", 65536, ITERATIONS, "-e");
     }
+
+    @Test
+    void ibvRcPingpongInEventModeSleepsOnTheCompletionChannel() throws Exception {
+        rcPingpong("-e");
+    }
+
+    @Test
+    void ibReadBwInEventModeSleepsOnTheCompletionChannel() throws Exception {
+        bandwidth("ib_read_bw", 65536, ITERATIONS, "-e");
+    }
 }

@@ -1,0 +1,139 @@
+package org.vrdma.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The native library's waiting paths and extended verbs against a vNIC whose wire loops back, with
+ * a C program ({@code ext_verbs.c}) that connects two RC QPs of its own: completion events armed
+ * through the completion ring, poll_cq sleeping on the ring's futex, asynchronous events on a real
+ * {@code async_fd}, {@code ibv_create_cq_ex} with the {@code ibv_start_poll} API, the {@code
+ * ibv_wr_*} send API, and memory windows refused.
+ */
+class ExtVerbsTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private ShimFixture fx;
+    private Path program;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fx = new ShimFixture();
+        program = fx.compile("ext_verbs.c");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (fx != null) {
+            fx.close();
+        }
+    }
+
+    private ShimFixture.Result run(final Map<String, String> env, final String mode) throws Exception {
+        return fx.run(List.of(program.toString(), mode), WAIT, env);
+    }
+
+    @Test
+    void completionEventsAreArmedInTheRingWithoutAControlCall() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "events");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("EVENTS OK events=51").contains("DONE");
+        // Arming and acknowledging never reached the control socket: the ring carries the arm.
+        assertThat(fx.server.succeeded(ControlProtocol.REQ_NOTIFY_CQ)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.ACK_CQ_EVENTS)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
+        ShimFixture.eventually(WAIT, () -> fx.server.sessions().isEmpty(), "session released");
+    }
+
+    @Test
+    void aPollerOfAnEmptyCqSleepsOnTheRingFutexAndTheVnicWakesIt() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "sleeppoll");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        final Matcher m = Pattern.compile("SLEEPPOLL cpu_us=(\\d+) wall_us=(\\d+) calls=(\\d+)")
+                .matcher(r.output());
+        assertThat(m.find()).as(r.output()).isTrue();
+        final long cpuUs = Long.parseLong(m.group(1));
+        final long wallUs = Long.parseLong(m.group(2));
+        System.out.println("poll thread over an empty CQ: " + cpuUs + " us of CPU in " + wallUs + " us, " + m.group(3)
+                + " ibv_poll_cq calls, " + fx.server.futexWakes() + " futex wake-ups");
+        // The completion found the poller asleep on the futex: the vNIC woke it.
+        assertThat(fx.server.futexWakes()).isPositive();
+        // It slept through most of the wait instead of spinning (a spinner uses its whole share).
+        assertThat(wallUs).isGreaterThanOrEqualTo(400_000);
+        assertThat(cpuUs).isLessThan(wallUs / 4);
+    }
+
+    @Test
+    void withSleepingTurnedOffThePollerNeverWaitsOnTheFutex() throws Exception {
+        final ShimFixture.Result r = run(Map.of("VRDMA_POLL_SLEEP", "0"), "sleeppoll");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("SLEEPPOLL");
+        assertThat(fx.server.futexWakes()).isZero();
+    }
+
+    @Test
+    void asyncEventsReachThePollableAsyncFdAndNameTheQp() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "async");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("WC bad-rkey status=10")
+                .contains("ASYNC responder-error type=3 same_qp=1")
+                .contains("ASYNC sq-drained type=5 same_qp=1")
+                .contains("ASYNC OK")
+                .contains("DONE");
+        assertThat(fx.server.succeeded(ControlProtocol.OPEN_ASYNC)).isEqualTo(1);
+        ShimFixture.eventually(WAIT, () -> fx.server.sessions().isEmpty(), "session released");
+    }
+
+    @Test
+    void anOverrunCqIsNamedByACqErrEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "cqerr");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC cq-overrun type=0 same_cq=1")
+                .contains("CQERR OK")
+                .contains("DONE");
+    }
+
+    @Test
+    void anSrqBelowItsLimitIsNamedByAnSrqLimitEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "srqlimit");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC srq-limit type=15 same_srq=1")
+                .contains("SRQLIMIT OK")
+                .contains("DONE");
+    }
+
+    @Test
+    void theWrApiPostsABatchAndCqExReadsItBack() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "wr");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("WCX wr_id=1 status=0 opcode=1 len=1000 imm=0x0 qp=a")
+                .contains("WCX wr_id=2 status=0 opcode=0 len=48 imm=0x0 qp=a")
+                .contains("WCX wr_id=77 status=0 opcode=128 len=48 imm=0xabcd qp=b")
+                .contains("WCX wr_id=3 status=0 opcode=2 len=500 imm=0x0 qp=a")
+                .contains("WCX wr_id=4 status=0 opcode=4 len=8 imm=0x0 qp=a")
+                .contains("WCX wr_id=5 status=0 opcode=3 len=8 imm=0x0 qp=a")
+                .contains("WR OK faa=40->45 cas=7->1234")
+                .contains("DONE");
+        assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
+    }
+
+    @Test
+    void memoryWindowsAreRefusedCleanly() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "mw");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("MW EOPNOTSUPP").contains("DONE");
+    }
+}

@@ -1,0 +1,672 @@
+/*
+ * A verbs application (gcc ... -libverbs -lpthread) for the extended verbs and the waiting paths
+ * of the native library: two RC QPs of its own, connected through the vNIC. First argument:
+ *   events     a completion channel: 50 SENDs, each awaited with ibv_req_notify_cq +
+ *              ibv_get_cq_event (blocking read of the channel fd) + ibv_ack_cq_events; a
+ *              solicited-only arm that an unsolicited SEND leaves asleep (checked with poll(2) on
+ *              the channel fd) and a solicited one wakes; prints "EVENTS OK ..."
+ *   sleeppoll  a thread polls an empty receive CQ with ibv_poll_cq for ~400 ms before a SEND
+ *              arrives; prints "SLEEPPOLL cpu_us=<thread CPU> wall_us=<wall time> calls=<polls>"
+ *   async      a WRITE with a bad rkey: the responder QP goes to error and its application gets
+ *              IBV_EVENT_QP_ACCESS_ERR on the async fd (poll(2) first, O_NONBLOCK); then a QP moved
+ *              to SQD with en_sqd_async_notify gets IBV_EVENT_SQ_DRAINED; prints "ASYNC OK"
+ *   cqerr      eight WRITEs into a one-entry CQ nobody polls: IBV_EVENT_CQ_ERR names that CQ;
+ *              prints "CQERR OK"
+ *   srqlimit   an SRQ armed with a limit of 4 falls to 3 receives: IBV_EVENT_SRQ_LIMIT_REACHED
+ *              names it; prints "SRQLIMIT OK"
+ *   wr         ibv_create_cq_ex + ibv_create_qp_ex(send_ops_flags): one ibv_wr_* batch of WRITE
+ *              (two SGEs), SEND with immediate and inline data, READ, FETCH_ADD and CMP_SWP, read
+ *              back with ibv_start_poll/next_poll/end_poll and the read_* accessors; an aborted
+ *              batch never reaches the peer; an unsupported op fails the batch; prints "WR OK"
+ *   mw         memory windows are refused cleanly; prints "MW EOPNOTSUPP"
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE (1 << 16)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static union ibv_gid gid;
+static unsigned char *buf;
+static struct ibv_mr *mr;
+
+static void die(const char *what)
+{
+	printf("FAIL %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+	exit(2);
+}
+
+static void fail(const char *what)
+{
+	printf("FAIL %s\n", what);
+	fflush(stdout);
+	exit(3);
+}
+
+static long now_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+static void to_init(struct ibv_qp *q)
+{
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify INIT");
+}
+
+static struct ibv_qp *make_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *q = ibv_create_qp(pd, &a);
+
+	if (!q)
+		die("ibv_create_qp");
+	to_init(q);
+	return q;
+}
+
+static void connect_qp(struct ibv_qp *q, uint32_t dest)
+{
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = 100,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = 100,
+		.max_rd_atomic = 4,
+	};
+
+	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					   IBV_QP_MIN_RNR_TIMER))
+		die("modify RTR");
+	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify RTS");
+}
+
+static void post_send(struct ibv_qp *q, enum ibv_wr_opcode op, void *addr, uint32_t len,
+		      uint64_t raddr, uint32_t rkey, unsigned flags, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED | flags,
+	};
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(q, &wr, &bad))
+		die("ibv_post_send");
+}
+
+static void post_recv(struct ibv_qp *q, void *addr, uint32_t len, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	if (ibv_post_recv(q, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+/* Polls until one completion arrives (bounded). */
+static struct ibv_wc wait_wc(struct ibv_cq *cq, const char *name)
+{
+	struct ibv_wc wc;
+
+	for (long i = 0; i < 200000000L; i++) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n == 1)
+			return wc;
+	}
+	fail(name);
+	return wc;
+}
+
+/* ---------------------------------------------------------------- events */
+
+static int channel_readable(struct ibv_comp_channel *ch, int timeout_ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms);
+}
+
+static void events_scenario(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq *rcq, *ev_cq;
+	struct ibv_qp *a, *b;
+	struct ibv_wc wc;
+	void *ev_ctx;
+	int events = 0;
+
+	if (!ch || !scq)
+		die("channel/cq");
+	rcq = ibv_create_cq(ctx, 64, (void *)0x1234, ch, 0);
+	if (!rcq)
+		die("cq with channel");
+	a = make_qp(scq, scq);
+	b = make_qp(scq, rcq);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	for (int i = 0; i < 50; i++) {
+		post_recv(b, buf + 4096, 256, 500 + i);
+		if (ibv_req_notify_cq(rcq, 0))
+			die("ibv_req_notify_cq");
+		post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, i);
+		/* Blocks in read(2) on the channel fd until the vNIC answers the arm. */
+		if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+			die("ibv_get_cq_event");
+		if (ev_cq != rcq || ev_ctx != (void *)0x1234)
+			fail("event names another CQ");
+		ibv_ack_cq_events(ev_cq, 1);
+		events++;
+		if (ibv_poll_cq(rcq, 1, &wc) != 1 || wc.status || wc.wr_id != 500u + i)
+			fail("the event's completion is not in the ring");
+		wait_wc(scq, "send completion");
+	}
+	/* Solicited-only: an unsolicited SEND completes without an event, a solicited one wakes. */
+	post_recv(b, buf + 4096, 256, 900);
+	post_recv(b, buf + 4096, 256, 901);
+	if (ibv_req_notify_cq(rcq, 1))
+		die("arm solicited");
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 900);
+	wait_wc(scq, "unsolicited send");
+	if (wait_wc(rcq, "unsolicited recv").wr_id != 900)
+		fail("unsolicited recv");
+	if (channel_readable(ch, 300) != 0)
+		fail("an unsolicited completion woke a solicited-only arm");
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, IBV_SEND_SOLICITED, 901);
+	if (channel_readable(ch, 10000) != 1)
+		fail("no event for a solicited completion");
+	if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx) || ev_cq != rcq)
+		die("solicited event");
+	ibv_ack_cq_events(ev_cq, 1);
+	events++;
+	if (wait_wc(rcq, "solicited recv").wr_id != 901)
+		fail("solicited recv");
+	wait_wc(scq, "solicited send");
+	if (rcq->comp_events_completed != (unsigned)events)
+		fail("acknowledged events not counted");
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(rcq) || ibv_destroy_cq(scq) ||
+	    ibv_destroy_comp_channel(ch))
+		die("teardown");
+	printf("EVENTS OK events=%d\n", events);
+}
+
+/* ---------------------------------------------------------------- sleeping poll */
+
+struct poller {
+	struct ibv_cq *cq;
+	long cpu_us, wall_us, calls;
+	int ready;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	long cpu0 = now_us(CLOCK_THREAD_CPUTIME_ID), wall0 = now_us(CLOCK_MONOTONIC);
+	struct ibv_wc wc;
+
+	__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		int n = ibv_poll_cq(p->cq, 1, &wc);
+
+		p->calls++;
+		if (n < 0)
+			die("poll");
+		if (n == 1)
+			break;
+		if (now_us(CLOCK_MONOTONIC) - wall0 > 20000000L)
+			fail("no completion within 20 s");
+	}
+	p->cpu_us = now_us(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	p->wall_us = now_us(CLOCK_MONOTONIC) - wall0;
+	if (wc.status || wc.wr_id != 42)
+		fail("sleeppoll completion");
+	return NULL;
+}
+
+static void sleeppoll_scenario(void)
+{
+	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct poller p = { 0 };
+	struct ibv_qp *a, *b;
+	pthread_t t;
+
+	if (!scq || !rcq)
+		die("cq");
+	a = make_qp(scq, scq);
+	b = make_qp(scq, rcq);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	post_recv(b, buf + 4096, 256, 42);
+	p.cq = rcq;
+	if (pthread_create(&t, NULL, poll_thread, &p))
+		die("pthread_create");
+	while (!__atomic_load_n(&p.ready, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(400000);
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 1);
+	pthread_join(t, NULL);
+	wait_wc(scq, "send");
+	printf("SLEEPPOLL cpu_us=%ld wall_us=%ld calls=%ld\n", p.cpu_us, p.wall_us, p.calls);
+}
+
+/* ---------------------------------------------------------------- async events */
+
+static void await_async(enum ibv_event_type type, struct ibv_qp *qp, const char *name)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&p, 1, 20000) != 1)
+		fail(name);
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	printf("ASYNC %s type=%d same_qp=%d\n", name, ev.event_type, ev.element.qp == qp);
+	if (ev.event_type != type || ev.element.qp != qp)
+		fail(name);
+	ibv_ack_async_event(&ev);
+	if (qp->events_completed != 1)
+		fail("async event not acknowledged");
+}
+
+static void async_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b, *c, *d;
+	struct ibv_async_event ev;
+	struct ibv_qp_attr sqd = { .qp_state = IBV_QPS_SQD, .en_sqd_async_notify = 1 };
+	struct ibv_wc wc;
+
+	if (!cq)
+		die("cq");
+	/* The async fd is a real, pollable descriptor; non-blocking reads say EAGAIN when quiet. */
+	if (fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK))
+		die("O_NONBLOCK");
+	if (ibv_get_async_event(ctx, &ev) == 0 || errno != EAGAIN)
+		fail("a quiet async fd must say EAGAIN");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey ^ 0x5a5a00, 0, 7);
+	wc = wait_wc(cq, "bad rkey write");
+	printf("WC bad-rkey status=%d\n", wc.status);
+	if (wc.status != IBV_WC_REM_ACCESS_ERR)
+		fail("bad rkey completion");
+	await_async(IBV_EVENT_QP_ACCESS_ERR, b, "responder-error");
+
+	c = make_qp(cq, cq);
+	d = make_qp(cq, cq);
+	connect_qp(c, d->qp_num);
+	connect_qp(d, c->qp_num);
+	if (ibv_modify_qp(c, &sqd, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY))
+		die("modify SQD");
+	await_async(IBV_EVENT_SQ_DRAINED, c, "sq-drained");
+	printf("ASYNC OK\n");
+}
+
+/* A CQ of one entry that nobody polls overruns: IBV_EVENT_CQ_ERR names it. */
+static void cqerr_scenario(void)
+{
+	struct ibv_cq *small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_cq *other = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_qp *a, *b;
+
+	if (!small || !other)
+		die("cq");
+	a = make_qp(small, small);
+	b = make_qp(other, other);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	for (int i = 0; i < 8; i++)
+		post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey, 0, i);
+	if (poll(&p, 1, 20000) != 1)
+		fail("no CQ_ERR");
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	printf("ASYNC cq-overrun type=%d same_cq=%d\n", ev.event_type, ev.element.cq == small);
+	if (ev.event_type != IBV_EVENT_CQ_ERR || ev.element.cq != small)
+		fail("cq-overrun");
+	ibv_ack_async_event(&ev);
+	if (small->async_events_completed != 1)
+		fail("CQ event not acknowledged");
+	printf("CQERR OK\n");
+}
+
+/* An SRQ armed with a limit of 4 that falls to 3 receives: IBV_EVENT_SRQ_LIMIT_REACHED names it. */
+static void srqlimit_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq_attr limit = { .srq_limit = 4 };
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct ibv_qp *a, *b;
+
+	if (!cq)
+		die("cq");
+	srq = ibv_create_srq(pd, &sattr);
+	if (!srq)
+		die("ibv_create_srq");
+	{
+		struct ibv_qp_init_attr qa = {
+			.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 16, .max_send_sge = 1, .max_inline_data = 64 },
+		};
+
+		b = ibv_create_qp(pd, &qa);
+		if (!b)
+			die("ibv_create_qp on an SRQ");
+		to_init(b);
+	}
+	a = make_qp(cq, cq);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)(buf + 4096 + 256 * i), .length = 256,
+				       .lkey = mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 600 + i, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_srq_recv(srq, &wr, &bad))
+			die("ibv_post_srq_recv");
+	}
+	if (ibv_modify_srq(srq, &limit, IBV_SRQ_LIMIT))
+		die("arm the SRQ limit");
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 1);
+	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 2);
+	for (int i = 0; i < 4; i++)
+		if (wait_wc(cq, "srq traffic").status)
+			fail("srq traffic status");
+	if (poll(&p, 1, 20000) != 1)
+		fail("no SRQ_LIMIT_REACHED");
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	printf("ASYNC srq-limit type=%d same_srq=%d\n", ev.event_type, ev.element.srq == srq);
+	if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
+		fail("srq-limit");
+	ibv_ack_async_event(&ev);
+	if (srq->events_completed != 1)
+		fail("SRQ event not acknowledged");
+	printf("SRQLIMIT OK\n");
+}
+
+/* ---------------------------------------------------------------- ibv_wr_* and cq_ex */
+
+struct exwc {
+	uint64_t wr_id;
+	int status, opcode;
+	uint32_t len, imm, qpn;
+	unsigned flags;
+};
+
+/* Reads up to `max` completions with start_poll/next_poll/end_poll (bounded wait for the first). */
+static int poll_ex(struct ibv_cq_ex *cq, struct exwc *out, int max)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	int n = 0, ret;
+
+	for (long i = 0; (ret = ibv_start_poll(cq, &attr)) == ENOENT; i++)
+		if (i > 100000000L)
+			fail("no completion (cq_ex)");
+	if (ret)
+		die("ibv_start_poll");
+	do {
+		out[n].wr_id = cq->wr_id;
+		out[n].status = cq->status;
+		out[n].opcode = ibv_wc_read_opcode(cq);
+		out[n].len = ibv_wc_read_byte_len(cq);
+		out[n].qpn = ibv_wc_read_qp_num(cq);
+		out[n].flags = ibv_wc_read_wc_flags(cq);
+		out[n].imm = (out[n].flags & IBV_WC_WITH_IMM) ? be32toh(ibv_wc_read_imm_data(cq)) : 0;
+		n++;
+	} while (n < max && ibv_next_poll(cq) == 0);
+	ibv_end_poll(cq);
+	return n;
+}
+
+static void wr_scenario(void)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &cattr);
+	struct ibv_qp_init_attr_ex qattr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_SEND,
+	};
+	unsigned char *w1 = buf, *w2 = buf + 1000, *wdst = buf + 8192, *rcv = buf + 16384;
+	unsigned char *rsrc = buf + 20000, *rdst = buf + 24576, *adst = buf + 12288;
+	uint64_t *counter = (uint64_t *)(buf + 32768), *old = (uint64_t *)(buf + 32776);
+	uint64_t *word = (uint64_t *)(buf + 32784), *old2 = (uint64_t *)(buf + 32792);
+	char inline_msg[48] = "inline through ibv_wr_set_inline_data";
+	struct ibv_sge sges[2] = {
+		{ .addr = (uintptr_t)w1, .length = 700, .lkey = 0 },
+		{ .addr = (uintptr_t)w2, .length = 300, .lkey = 0 },
+	};
+	struct ibv_qp *a, *b;
+	struct ibv_qp_ex *ax;
+	struct exwc wcs[16];
+	int got = 0, recv_seen = 0;
+
+	if (!cq)
+		die("ibv_create_cq_ex");
+	qattr.pd = pd;
+	qattr.send_cq = ibv_cq_ex_to_cq(cq);
+	qattr.recv_cq = ibv_cq_ex_to_cq(cq);
+	a = ibv_create_qp_ex(ctx, &qattr);
+	qattr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	b = ibv_create_qp_ex(ctx, &qattr);
+	if (!a || !b)
+		die("ibv_create_qp_ex");
+	ax = ibv_qp_to_qp_ex(a);
+	if (!ax || ibv_qp_to_qp_ex(b) != NULL)
+		fail("ibv_qp_to_qp_ex");
+	to_init(a);
+	to_init(b);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	sges[0].lkey = sges[1].lkey = mr->lkey;
+	for (int i = 0; i < 1000; i++)
+		(i < 700 ? w1 : w2 - 700)[i] = (unsigned char)(i * 3 + 1);
+	for (int i = 0; i < 500; i++)
+		rsrc[i] = (unsigned char)(i ^ 0x5c);
+	memset(wdst, 0, 1000);
+	memset(rdst, 0, 500);
+	memset(adst, 0xee, 8);
+	*counter = 40;
+	*word = 7;
+	post_recv(b, rcv, 256, 77);
+
+	/* An aborted batch: never published, the vNIC never sees it. */
+	ibv_wr_start(ax);
+	ax->wr_id = 99;
+	ax->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(ax, mr->rkey, (uintptr_t)adst);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)w1, 8);
+	ibv_wr_abort(ax);
+
+	/* An unsupported operation fails the whole batch at wr_complete. */
+	ibv_wr_start(ax);
+	ax->wr_id = 98;
+	ibv_wr_rdma_write(ax, mr->rkey, (uintptr_t)adst);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)w1, 8);
+	ibv_wr_local_inv(ax, 1);
+	if (ibv_wr_complete(ax) != EOPNOTSUPP)
+		fail("unsupported op in a batch");
+
+	ibv_wr_start(ax);
+	ax->wr_id = 1;
+	ax->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(ax, mr->rkey, (uintptr_t)wdst);
+	ibv_wr_set_sge_list(ax, 2, sges);
+	ax->wr_id = 2;
+	ibv_wr_send_imm(ax, htobe32(0xabcd));
+	ibv_wr_set_inline_data(ax, inline_msg, sizeof(inline_msg));
+	ax->wr_id = 3;
+	ibv_wr_rdma_read(ax, mr->rkey, (uintptr_t)rsrc);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)rdst, 500);
+	ax->wr_id = 4;
+	ibv_wr_atomic_fetch_add(ax, mr->rkey, (uintptr_t)counter, 5);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)old, 8);
+	ax->wr_id = 5;
+	ibv_wr_atomic_cmp_swp(ax, mr->rkey, (uintptr_t)word, 7, 1234);
+	ibv_wr_set_sge(ax, mr->lkey, (uintptr_t)old2, 8);
+	/* Overwritten after the call: the inline bytes were copied at post time. */
+	if (ibv_wr_complete(ax))
+		die("ibv_wr_complete");
+	memset(inline_msg, 0, sizeof(inline_msg));
+
+	while (got < 6) {
+		int n = poll_ex(cq, wcs + got, 16 - got);
+
+		for (int i = got; i < got + n; i++) {
+			printf("WCX wr_id=%llu status=%d opcode=%d len=%u imm=0x%x qp=%s\n",
+			       (unsigned long long)wcs[i].wr_id, wcs[i].status, wcs[i].opcode,
+			       wcs[i].len, wcs[i].imm, wcs[i].qpn == a->qp_num ? "a" : "b");
+			if (wcs[i].status)
+				fail("completion status");
+			if (wcs[i].wr_id == 77)
+				recv_seen = 1;
+			if (wcs[i].wr_id == 99 || wcs[i].wr_id == 98)
+				fail("an aborted or failed batch was executed");
+		}
+		got += n;
+	}
+	if (!recv_seen || memcmp(rcv, "inline through ibv_wr_set_inline_data", 38))
+		fail("inline send");
+	for (int i = 0; i < 1000; i++)
+		if (wdst[i] != (unsigned char)(i * 3 + 1))
+			fail("write with two sges");
+	if (memcmp(rsrc, rdst, 500))
+		fail("read");
+	if (*counter != 45 || *old != 40 || *word != 1234 || *old2 != 7)
+		fail("atomics");
+	for (int i = 0; i < 8; i++)
+		if (adst[i] != 0xee)
+			fail("aborted write landed");
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(ibv_cq_ex_to_cq(cq)))
+		die("teardown");
+	printf("WR OK faa=40->45 cas=7->1234\n");
+}
+
+static void mw_scenario(void)
+{
+	struct ibv_device_attr attr;
+	struct ibv_mw *mw;
+
+	if (ibv_query_device(ctx, &attr))
+		die("query_device");
+	if (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)
+		fail("memory windows advertised");
+	errno = 0;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (mw || errno != EOPNOTSUPP)
+		fail("ibv_alloc_mw");
+	printf("MW EOPNOTSUPP\n");
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	const char *mode = argc > 1 ? argv[1] : "events";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!list || n < 1)
+		die("no device");
+	ctx = ibv_open_device(list[0]);
+	if (!ctx)
+		die("ibv_open_device");
+	if (ibv_query_gid(ctx, 1, 0, &gid))
+		die("ibv_query_gid");
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		die("pd");
+	buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap");
+	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		die("ibv_reg_mr");
+	if (!strcmp(mode, "events"))
+		events_scenario();
+	else if (!strcmp(mode, "sleeppoll"))
+		sleeppoll_scenario();
+	else if (!strcmp(mode, "async"))
+		async_scenario();
+	else if (!strcmp(mode, "srqlimit"))
+		srqlimit_scenario();
+	else if (!strcmp(mode, "cqerr"))
+		cqerr_scenario();
+	else if (!strcmp(mode, "wr"))
+		wr_scenario();
+	else if (!strcmp(mode, "mw"))
+		mw_scenario();
+	else
+		fail("unknown mode");
+	printf("DONE\n");
+	return 0;
+}
