@@ -72,6 +72,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private ByteBufAllocator allocator;
     private VSwitch vswitch;
     private boolean flushScheduled;
+    /** Reads the socket when the channel does not (epoll with FFM); null when the channel reads. */
+    private DatagramReceiver receiver;
 
     // Send arena: [0, cursor) is taken (batches written or open, frames handed out).
     private ByteBuf arena;
@@ -121,6 +123,33 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         this.channel = channel;
         this.allocator = channel.alloc();
         this.vswitch = vswitch;
+    }
+
+    void receiver(DatagramReceiver r) {
+        this.receiver = r;
+    }
+
+    /** Whether the socket is read with {@code recvmmsg} by this underlay rather than by the channel. */
+    public boolean directReads() {
+        return receiver != null;
+    }
+
+    /**
+     * Reads what the socket holds now, for a busy-polling loop; returns the datagrams read (0 when
+     * the channel reads the socket itself).
+     */
+    public int pollSocket() {
+        return receiver == null ? 0 : receiver.poll();
+    }
+
+    /** {@code recvmmsg} calls made (0 when the channel reads). */
+    public long receiveCalls() {
+        return receiver == null ? 0 : receiver.calls();
+    }
+
+    /** Failed reads and truncated datagrams (0 when the channel reads). */
+    public long receiveErrors() {
+        return receiver == null ? 0 : receiver.receiveErrors() + receiver.truncated();
     }
 
     public boolean gso() {
@@ -424,16 +453,26 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             return;
         }
         ByteBuf content = packet.content();
+        // A slice of a larger read: the kernel coalesced this datagram with others.
+        onDatagram(content, fromSocketAddress(packet.sender()), gro && content.unwrap() != null);
+    }
+
+    /** One received datagram, from the channel or from {@link DatagramReceiver}; the switch takes it. */
+    void onDatagram(ByteBuf datagram, long source, boolean coalesced) {
         datagramsReceived++;
-        if (gro && content.unwrap() != null) {
-            // A slice of a larger read: the kernel coalesced this datagram with others.
+        if (coalesced) {
             groCoalescedDatagrams++;
         }
-        vswitch.onUnderlayDatagram(content, fromSocketAddress(packet.sender()));
+        vswitch.onUnderlayDatagram(datagram, source);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        onReadBurstComplete();
+    }
+
+    /** The end of a read burst that delivered at least one datagram. */
+    void onReadBurstComplete() {
         readBursts++;
         // What the switch sent while reading is flushed by the scheduled flush task, after the
         // tasks this read queued (completion handlers) have had their turn to send as well.
@@ -454,6 +493,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (receiver != null) {
+            receiver.close();
+            receiver = null;
+        }
         reserved = false;
         batchOpen = false;
         if (arena != null) {

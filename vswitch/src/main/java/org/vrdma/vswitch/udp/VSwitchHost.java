@@ -6,10 +6,12 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.IoEventLoop;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -88,6 +90,9 @@ public final class VSwitchHost implements AutoCloseable {
         boolean epoll = runtime == NettyRuntime.EPOLL;
         boolean gso = options.gso() && epoll && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         boolean groWanted = options.gro() && epoll;
+        // The socket is read by DatagramReceiver (recvmmsg through FFM, no objects per datagram); the
+        // channel only sends. Without native access the channel reads as before.
+        boolean direct = epoll && DatagramReceiver.available();
         NettyUnderlay underlay = new NettyUnderlay(gso, groWanted);
         Bootstrap bootstrap = new Bootstrap()
                 .group(loop)
@@ -104,6 +109,7 @@ public final class VSwitchHost implements AutoCloseable {
                         new FixedRecvByteBufAllocator(RECEIVE_BUFFER_BYTES)
                                 .respectMaybeMoreData(false)
                                 .maxMessagesPerRead(MAX_READS_PER_WAKEUP))
+                .option(ChannelOption.AUTO_READ, !direct)
                 .handler(underlay);
         if (epoll && !groWanted) {
             // recvmmsg: several datagrams per system call, as slices of one receive buffer.
@@ -127,6 +133,9 @@ public final class VSwitchHost implements AutoCloseable {
                         VSwitch vs =
                                 new VSwitch(config, new EventLoopTimerService(loop), PooledByteBufAllocator.DEFAULT, u);
                         u.attach(channel, vs);
+                        if (direct) {
+                            startReceiver(u, channel, loop, gro);
+                        }
                         return vs;
                     })
                     .get(10, TimeUnit.SECONDS);
@@ -135,6 +144,18 @@ public final class VSwitchHost implements AutoCloseable {
             throw new IllegalStateException("could not start the switch", e);
         }
         return new VSwitchHost(loop, channel, u, vswitch, address, runtime);
+    }
+
+    private static void startReceiver(NettyUnderlay underlay, DatagramChannel channel, EventLoop loop, boolean gro) {
+        try {
+            int fd = ((EpollDatagramChannel) channel).fd().intValue();
+            int slotBytes = gro ? RECEIVE_BUFFER_BYTES : MAX_DATAGRAM_BYTES;
+            underlay.receiver(DatagramReceiver.start(
+                    underlay, PooledByteBufAllocator.DEFAULT, (IoEventLoop) loop, fd, slotBytes));
+        } catch (IOException | RuntimeException e) {
+            // The channel reads instead.
+            channel.config().setAutoRead(true);
+        }
     }
 
     private static NettyUnderlay replaceHandler(DatagramChannel channel, NettyUnderlay old, boolean gso) {

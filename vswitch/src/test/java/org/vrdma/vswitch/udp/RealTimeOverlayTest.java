@@ -70,6 +70,7 @@ class RealTimeOverlayTest {
             assertThat(r.gso).as("GSO on epoll").isTrue();
             assertThat(r.gsoSegments).as("datagrams sent in GSO batches").isPositive();
             assertThat(r.inPlace).as("frames sent from where they were built").isGreaterThan(FRAMES * 9L / 10);
+            assertDirectReads(r);
         }
         report("gso+gro", r, RUNTIME);
     }
@@ -99,6 +100,9 @@ class RealTimeOverlayTest {
         Result r = run(RUNTIME, group, false, FRAMES);
         assertThat(r.gso).isFalse();
         assertThat(r.gro).isFalse();
+        if (RUNTIME == NettyRuntime.EPOLL) {
+            assertDirectReads(r);
+        }
         report("plain", r, RUNTIME);
     }
 
@@ -109,6 +113,7 @@ class RealTimeOverlayTest {
             Result r = run(NettyRuntime.NIO, nio, true, FRAMES / 5);
             assertThat(r.gso).as("no GSO on NIO").isFalse();
             assertThat(r.gro).as("no GRO on NIO").isFalse();
+            assertThat(r.directReads).as("the NIO channel reads itself").isFalse();
             report("nio fallback", r, NettyRuntime.NIO);
         } finally {
             nio.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
@@ -126,14 +131,24 @@ class RealTimeOverlayTest {
             long groCoalesced,
             long datagramsReceived,
             long inPlace,
-            long abandoned) {}
+            long abandoned,
+            boolean directReads,
+            long receiveCalls,
+            long receiveErrors) {}
+
+    /** On epoll the socket is read with recvmmsg, several datagrams (or GRO reads) per call. */
+    private static void assertDirectReads(Result r) {
+        assertThat(r.directReads).as("recvmmsg reads on epoll").isTrue();
+        assertThat(r.receiveErrors).as("failed or truncated reads").isZero();
+        assertThat(r.receiveCalls).as("recvmmsg calls").isPositive().isLessThan(r.datagramsReceived);
+    }
 
     private static void report(String mode, Result r, NettyRuntime runtime) {
         double seconds = r.elapsedNs / 1e9;
         System.out.printf(
                 "real-time overlay [%s, %s]: gso=%s gro=%s delivered=%d lost=%d in %.3f s: %.0f frames/s, %.2f Gbit/s"
                         + " inner; GSO segments %d (sent in place %d, arena regions abandoned %d),"
-                        + " GRO-coalesced datagrams received %d of %d%n",
+                        + " GRO-coalesced datagrams received %d of %d; recvmmsg calls %d%n",
                 mode,
                 runtime,
                 r.gso,
@@ -147,7 +162,8 @@ class RealTimeOverlayTest {
                 r.inPlace,
                 r.abandoned,
                 r.groCoalesced,
-                r.datagramsReceived);
+                r.datagramsReceived,
+                r.receiveCalls);
     }
 
     private Result run(NettyRuntime runtime, EventLoopGroup loops, boolean offloads, int frames) throws Exception {
@@ -203,7 +219,10 @@ class RealTimeOverlayTest {
                     b.call(vs -> b.underlay().groCoalescedDatagrams()),
                     b.call(vs -> b.underlay().datagramsReceived()),
                     a.call(vs -> a.underlay().inPlaceDatagrams()),
-                    a.call(vs -> a.underlay().abandonedReservations()));
+                    a.call(vs -> a.underlay().abandonedReservations()),
+                    b.call(vs -> b.underlay().directReads()),
+                    b.call(vs -> b.underlay().receiveCalls()),
+                    b.call(vs -> b.underlay().receiveErrors()));
         } finally {
             a.close();
             b.close();
