@@ -18,10 +18,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitch;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
 import org.vrdma.vswitch.runtime.EventLoopTimerService;
+import org.vrdma.vswitch.runtime.LoopPollers;
 import org.vrdma.vswitch.runtime.NettyRuntime;
 
 /**
@@ -67,6 +69,7 @@ public final class VSwitchHost implements AutoCloseable {
     private final VSwitch vswitch;
     private final long underlayAddress;
     private final NettyRuntime runtime;
+    private final IntSupplier poller;
 
     private VSwitchHost(
             EventLoop loop,
@@ -74,7 +77,9 @@ public final class VSwitchHost implements AutoCloseable {
             NettyUnderlay underlay,
             VSwitch vswitch,
             long address,
-            NettyRuntime runtime) {
+            NettyRuntime runtime,
+            IntSupplier poller) {
+        this.poller = poller;
         this.loop = loop;
         this.channel = channel;
         this.underlay = underlay;
@@ -127,6 +132,7 @@ public final class VSwitchHost implements AutoCloseable {
         long address = NettyUnderlay.fromSocketAddress(bound);
         VSwitchConfig config = options.config().withUnderlayAddress(address);
         NettyUnderlay u = underlay;
+        IntSupplier poller = u::pollSocket;
         VSwitch vswitch;
         try {
             vswitch = loop.submit(() -> {
@@ -136,6 +142,11 @@ public final class VSwitchHost implements AutoCloseable {
                         if (direct) {
                             startReceiver(u, channel, loop, gro);
                         }
+                        if (u.directReads() && !"false".equals(System.getProperty("vrdma.underlay.pollDirectly"))) {
+                            // A busy-polling loop reads the socket itself while it spins
+                            // (-Dvrdma.underlay.pollDirectly=false: it asks epoll, to compare).
+                            LoopPollers.current().add(poller);
+                        }
                         return vs;
                     })
                     .get(10, TimeUnit.SECONDS);
@@ -143,7 +154,7 @@ public final class VSwitchHost implements AutoCloseable {
             channel.close();
             throw new IllegalStateException("could not start the switch", e);
         }
-        return new VSwitchHost(loop, channel, u, vswitch, address, runtime);
+        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller);
     }
 
     private static void startReceiver(NettyUnderlay underlay, DatagramChannel channel, EventLoop loop, boolean gro) {
@@ -236,6 +247,7 @@ public final class VSwitchHost implements AutoCloseable {
     public void close() {
         if (!loop.isShuttingDown()) {
             call(vs -> {
+                LoopPollers.current().remove(poller);
                 vs.close();
                 return null;
             });

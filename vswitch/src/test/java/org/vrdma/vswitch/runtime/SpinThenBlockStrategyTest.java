@@ -121,4 +121,70 @@ class SpinThenBlockStrategyTest {
         ready = 2;
         assertThat(turn(true)).isEqualTo(2);
     }
+
+    /**
+     * With a socket it can read itself, the spinning loop reads it instead of asking epoll: a
+     * datagram is found by one read, and epoll is asked only every few empty polls and before the
+     * loop blocks.
+     */
+    @Test
+    void aSpinReadsItsSocketsDirectlyAndAsksEpollOnlyNowAndThen() throws Exception {
+        LoopPollers pollers = new LoopPollers();
+        int[] socket = {0};
+        int[] reads = {0};
+        pollers.add(() -> {
+            reads[0]++;
+            int n = socket[0];
+            socket[0] = 0;
+            return n;
+        });
+        SpinThenBlockStrategy direct = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs, () -> yields++, () -> pollers);
+        io.netty.util.IntSupplier select = () -> {
+            polls++;
+            return ready;
+        };
+        // Not yet idle: the loop asks epoll as usual, then starts spinning.
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(polls).isEqualTo(1);
+        assertThat(reads[0]).isZero();
+
+        // Empty direct polls; epoll is asked once every DIRECT_POLLS_PER_SELECT of them.
+        int turns = 3 * SpinThenBlockStrategy.DIRECT_POLLS_PER_SELECT;
+        for (int i = 0; i < turns; i++) {
+            nowNs += 1_000;
+            assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        }
+        assertThat(polls - 1).isEqualTo(turns / (SpinThenBlockStrategy.DIRECT_POLLS_PER_SELECT + 1));
+        assertThat(reads[0]).isEqualTo(turns - (polls - 1));
+
+        // A datagram arrives: the next poll reads it and the loop runs its tasks; no epoll call.
+        int pollsBefore = polls;
+        socket[0] = 2;
+        nowNs += 1_000;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(socket[0]).isZero();
+        assertThat(polls).isEqualTo(pollsBefore);
+        assertThat(direct.directHits()).isEqualTo(1);
+        assertThat(direct.spinHits()).isEqualTo(1);
+
+        // Pending tasks go through epoll (and run), as without direct polling.
+        assertThat(direct.calculateStrategy(select, true)).isZero();
+        assertThat(polls).isEqualTo(pollsBefore + 1);
+
+        // The hit restarted the spin: it lasts SPIN_NS from the datagram; then epoll is asked once
+        // more before the loop blocks (it hands back the edges of what was read directly).
+        int spun = 0;
+        int strategy;
+        int pollsBeforeTurn;
+        do {
+            nowNs += 1_000;
+            pollsBeforeTurn = polls;
+            strategy = direct.calculateStrategy(select, false);
+            spun++;
+        } while (strategy == SelectStrategy.CONTINUE && spun < 1_000);
+        assertThat(strategy).isEqualTo(SelectStrategy.SELECT);
+        assertThat(spun).isBetween((int) (SPIN_NS / 1_000) - 1, (int) (SPIN_NS / 1_000) + 1);
+        assertThat(polls - pollsBeforeTurn).as("epoll asked before blocking").isEqualTo(1);
+        assertThat(direct.preemptedSpins()).isZero();
+    }
 }
