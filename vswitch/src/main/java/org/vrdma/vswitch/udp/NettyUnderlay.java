@@ -38,11 +38,13 @@ import org.vrdma.vswitch.pipeline.VSwitch;
  * or flush: the previous datagram then leaves from a copy with its saved tail, the frame keeps its
  * headers, and the arena moves past it.
  *
- * <p><b>Receive.</b> With GRO the kernel hands several datagrams of one flow back in one buffer;
- * Netty's epoll channel splits it into retained slices before {@code channelRead}, so every
- * datagram reaches the switch as its own buffer without a copy. Without GRO, epoll reads with
- * {@code recvmmsg} into slices of one buffer. The sender's address becomes an {@link
- * UnderlayAddress} without allocating.
+ * <p><b>Receive.</b> On epoll the socket is read by a {@link DatagramReceiver}: {@code recvmmsg}
+ * through FFM into pooled buffers, several datagrams (or GRO reads) per call, each datagram handed
+ * on as a slice with its sender packed in a {@code long}: nothing is allocated per datagram. With
+ * GRO the kernel hands several datagrams of one flow back in one buffer with their size in a
+ * control message, and they are cut into slices there. A busy-polling loop calls {@link
+ * #pollSocket()} to read without asking epoll first. On NIO (or without native access) the channel
+ * reads and {@link #channelRead} takes Netty's {@code DatagramPacket}s.
  *
  * <p>Confined to the channel's event loop; the switch owns what it is given.
  */
@@ -485,7 +487,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         sendErrors++;
-        // A GSO segment size above the path MTU fails the send (EINVAL): without padding the
+        // A GSO segment size above the path MTU fails the send (EMSGSIZE or EINVAL): without padding the
         // segments are no larger than the datagrams themselves. What was lost is resent by RC.
         padBytes = 0;
         lastSendError = String.valueOf(cause.getMessage() == null ? cause : cause.getMessage());
