@@ -53,6 +53,9 @@ final class DatagramReceiver implements EpollIoHandle {
     /** Calls of {@code recvmmsg} per burst before the rest is left to a queued task (fairness). */
     static final int MAX_CALLS_PER_BURST = 16;
 
+    /** Failed reads in a row that end a burst. */
+    static final int MAX_ERRORS_IN_A_ROW = 4;
+
     private static final int MSG_DONTWAIT = 0x40;
     private static final int MSG_TRUNC = 0x20;
     private static final int EAGAIN = 11;
@@ -269,6 +272,7 @@ final class DatagramReceiver implements EpollIoHandle {
     /** Reads until the socket is empty or the call bound is reached (then queues the rest). */
     private int readBurst() {
         int datagrams = 0;
+        int errorsInARow = 0;
         for (int call = 0; call < MAX_CALLS_PER_BURST; call++) {
             int n = recvmmsg();
             if (n < 0) {
@@ -277,11 +281,16 @@ final class DatagramReceiver implements EpollIoHandle {
                     return end(datagrams);
                 }
                 if (err != EINTR) {
-                    // E.g. a queued ICMP error: counted, and the socket read on.
+                    // E.g. a queued ICMP error, reported once: counted, and the socket read on. One
+                    // that persists (a closed descriptor) ends the burst instead of spinning on it.
                     receiveErrors++;
+                    if (++errorsInARow == MAX_ERRORS_IN_A_ROW) {
+                        return end(datagrams);
+                    }
                 }
                 continue;
             }
+            errorsInARow = 0;
             datagrams += deliver(n);
             if (n < SLOTS) {
                 // recvmmsg stops at the first EAGAIN: the socket was empty.
