@@ -7,6 +7,8 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.ResourceLeakDetector;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,6 +24,7 @@ import org.vrdma.vswitch.pipeline.EniConfig;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitch;
 import org.vrdma.vswitch.runtime.NettyRuntime;
+import org.vrdma.vswitch.runtime.SpinThenBlockStrategy;
 import org.vrdma.wire.DecodeStatus;
 import org.vrdma.wire.Opcode;
 import org.vrdma.wire.RoceCodec;
@@ -104,6 +107,35 @@ class RealTimeOverlayTest {
             assertDirectReads(r);
         }
         report("plain", r, RUNTIME);
+    }
+
+    /**
+     * Busy-polling loops read the sockets themselves while they spin (no epoll between datagrams):
+     * every frame still arrives. How many were read that way depends on whether the loops kept their
+     * cores (a loop that loses it sleeps instead), so that is reported, not asserted.
+     */
+    @Test
+    void busyPollingLoopsReadTheirSocketsDirectly() throws Exception {
+        List<SpinThenBlockStrategy> strategies = new CopyOnWriteArrayList<>();
+        EventLoopGroup spinning = RUNTIME.newEventLoopGroup(2, "overlay-spin", 200_000, strategies::add);
+        try {
+            Result r = run(RUNTIME, spinning, true, FRAMES / 5);
+            if (RUNTIME == NettyRuntime.EPOLL) {
+                assertDirectReads(r);
+            }
+            report("gso+gro, busy polling", r, RUNTIME);
+            long direct = 0;
+            long hits = 0;
+            // run() closed both hosts on their loops, which orders the counters before these reads.
+            for (SpinThenBlockStrategy s : strategies) {
+                direct += s.directHits();
+                hits += s.spinHits();
+            }
+            System.out.printf("busy polling: %d spins ended by a datagram, %d of them read directly%n", hits, direct);
+            assertThat(direct).isLessThanOrEqualTo(hits);
+        } finally {
+            spinning.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        }
     }
 
     @Test
