@@ -58,6 +58,9 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     private final Supplier<LoopPollers> pollersOfThisThread;
     private LoopPollers pollers;
     private int directPollsSinceSelect;
+    /** The last direct poll (or epoll before blocking) found something, handled since. */
+    private boolean handledSinceLastPoll;
+
     private boolean idle;
     private long idleSinceNs;
     private long lastPollNs;
@@ -121,6 +124,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         long nowNs = clock.getAsLong();
         if (!idle) {
             idle = true;
+            handledSinceLastPoll = false;
             idleSinceNs = nowNs;
             lastPollNs = nowNs;
             yield.run();
@@ -141,18 +145,27 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
      */
     private int pollDirectly(IntSupplier selectSupplier) throws Exception {
         long nowNs = clock.getAsLong();
+        if (handledSinceLastPoll) {
+            // The time since the last poll was spent on what it found, not lost to other threads;
+            // the spin starts again from here.
+            handledSinceLastPoll = false;
+            lastPollNs = nowNs;
+            idleSinceNs = nowNs;
+        }
+        if (pollers.pollAll() > 0) {
+            // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
+            // for the whole spin time again, still without asking epoll. (As with epoll, a poll that
+            // finds something is no lost core, however long since the last: the peer may have run
+            // on this core in the yield, which is the point of it.)
+            spinHits++;
+            directHits++;
+            handledSinceLastPoll = true;
+            return SelectStrategy.CONTINUE;
+        }
         long gapNs = nowNs - lastPollNs;
         lastPollNs = nowNs;
         if (gapNs > PREEMPTED_GAP_NS) {
             return backOff(nowNs);
-        }
-        if (pollers.pollAll() > 0) {
-            // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
-            // for the whole spin time again, still without asking epoll.
-            spinHits++;
-            directHits++;
-            idleSinceNs = nowNs;
-            return SelectStrategy.CONTINUE;
         }
         directPollsSinceSelect++;
         spinPolls++;
@@ -165,6 +178,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         directPollsSinceSelect = 0;
         int ready = selectSupplier.get();
         if (ready > 0) {
+            handledSinceLastPoll = true;
             return ready;
         }
         idle = false;

@@ -157,22 +157,44 @@ class SpinThenBlockStrategyTest {
         assertThat(polls - 1).isEqualTo(turns / (SpinThenBlockStrategy.DIRECT_POLLS_PER_SELECT + 1));
         assertThat(reads[0]).isEqualTo(turns - (polls - 1));
 
-        // A datagram arrives: the next poll reads it and the loop runs its tasks; no epoll call.
+        // A datagram arrives: the next poll reads it and the loop runs its tasks; no epoll call. The
+        // peer that sent it ran in the yield, for longer than a preemption gap: a poll that finds
+        // something is not a lost core.
         int pollsBefore = polls;
         socket[0] = 2;
-        nowNs += 1_000;
+        nowNs += 2 * SpinThenBlockStrategy.PREEMPTED_GAP_NS;
         assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
         assertThat(socket[0]).isZero();
         assertThat(polls).isEqualTo(pollsBefore);
         assertThat(direct.directHits()).isEqualTo(1);
         assertThat(direct.spinHits()).isEqualTo(1);
 
+        // Handling that datagram took longer than a preemption gap: that is work, not a lost core,
+        // so the spin goes on (and restarts from here) instead of backing off.
+        socket[0] = 1;
+        nowNs += 1_000;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(direct.directHits()).isEqualTo(2);
+        nowNs += 3 * SpinThenBlockStrategy.PREEMPTED_GAP_NS;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(direct.preemptedSpins()).isZero();
+        assertThat(direct.backingOff()).isFalse();
+        // A gap between two empty polls is still a lost core.
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(direct.preemptedSpins()).isEqualTo(1);
+        nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        ready = 1;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(1);
+        ready = 0;
+        pollsBefore = polls;
+
         // Pending tasks go through epoll (and run), as without direct polling.
         assertThat(direct.calculateStrategy(select, true)).isZero();
         assertThat(polls).isEqualTo(pollsBefore + 1);
 
-        // The hit restarted the spin: it lasts SPIN_NS from the datagram; then epoll is asked once
-        // more before the loop blocks (it hands back the edges of what was read directly).
+        // A new spin lasts SPIN_NS; then epoll is asked once more before the loop blocks (it hands
+        // back the edges of what was read directly).
         int spun = 0;
         int strategy;
         int pollsBeforeTurn;
@@ -185,6 +207,6 @@ class SpinThenBlockStrategyTest {
         assertThat(strategy).isEqualTo(SelectStrategy.SELECT);
         assertThat(spun).isBetween((int) (SPIN_NS / 1_000) - 1, (int) (SPIN_NS / 1_000) + 1);
         assertThat(polls - pollsBeforeTurn).as("epoll asked before blocking").isEqualTo(1);
-        assertThat(direct.preemptedSpins()).isZero();
+        assertThat(direct.preemptedSpins()).isEqualTo(1);
     }
 }
