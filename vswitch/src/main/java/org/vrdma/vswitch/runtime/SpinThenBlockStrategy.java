@@ -60,6 +60,8 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     private int directPollsSinceSelect;
     /** The last direct poll (or epoll before blocking) found something, handled since. */
     private boolean handledSinceLastPoll;
+    /** ... and it was datagrams read directly (not epoll's events before blocking). */
+    private boolean readSinceLastPoll;
 
     private boolean idle;
     private long idleSinceNs;
@@ -125,6 +127,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         if (!idle) {
             idle = true;
             handledSinceLastPoll = false;
+            readSinceLastPoll = false;
             idleSinceNs = nowNs;
             lastPollNs = nowNs;
             yield.run();
@@ -147,10 +150,13 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         long nowNs = clock.getAsLong();
         if (handledSinceLastPoll) {
             // The time since the last poll was spent on what it found, not lost to other threads;
-            // the spin starts again from here.
+            // after datagrams read here the spin starts again from now.
             handledSinceLastPoll = false;
             lastPollNs = nowNs;
-            idleSinceNs = nowNs;
+            if (readSinceLastPoll) {
+                readSinceLastPoll = false;
+                idleSinceNs = nowNs;
+            }
         }
         if (pollers.pollAll() > 0) {
             // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
@@ -160,6 +166,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             spinHits++;
             directHits++;
             handledSinceLastPoll = true;
+            readSinceLastPoll = true;
             return SelectStrategy.CONTINUE;
         }
         long gapNs = nowNs - lastPollNs;
