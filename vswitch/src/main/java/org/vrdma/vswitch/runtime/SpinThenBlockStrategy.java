@@ -31,6 +31,13 @@ import java.util.function.Supplier;
  * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
  * without polling; on an idle one it polls.
  *
+ * <p><b>Direct polls.</b> When the loop's thread has {@link LoopPollers} (the underlay receivers of
+ * the hosts on it), the spin calls them instead of {@code epoll_wait(0)}: a datagram costs the one
+ * {@code recvmmsg} that reads it. Epoll is asked every {@link #DIRECT_POLLS_PER_SELECT} empty polls
+ * and once before the loop blocks. A poll that finds datagrams is never taken for a lost core
+ * (the peer ran in the yield, which is what the yield is for), and the time spent handling them
+ * does not count as a gap.
+ *
  * <p>One instance per event loop (Netty asks the factory once per loop); not thread-safe.
  */
 public final class SpinThenBlockStrategy implements SelectStrategy {
