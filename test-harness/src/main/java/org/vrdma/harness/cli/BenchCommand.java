@@ -247,13 +247,23 @@ final class BenchCommand implements Callable<Integer> {
         return lab.onA(own) + lab.onB(own);
     }
 
-    /** Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read wake-ups. */
+    /**
+     * Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read
+     * bursts, {@code recvmmsg} calls.
+     */
     private static long[] underlayCounters(RealTimeTwoHostLab lab) {
-        long[] sum = new long[5];
+        long[] sum = new long[6];
         for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
             long[] c = h.call(vs -> {
                 NettyUnderlay u = h.underlay();
-                return new long[] {u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts()};
+                return new long[] {
+                    u.datagramsSent(),
+                    u.gsoSends(),
+                    u.flushes(),
+                    u.datagramsReceived(),
+                    u.readBursts(),
+                    u.receiveCalls()
+                };
             });
             for (int i = 0; i < sum.length; i++) {
                 sum[i] += c[i];
@@ -265,21 +275,22 @@ final class BenchCommand implements Callable<Integer> {
     private static String busyPoll(long[] from, long[] to, long roundTrips) {
         double n = Math.max(1, roundTrips);
         return String.format(
-                "%.2f datagrams found while polling, %.1f empty polls; %d polls cut short by losing the core"
-                        + " (each a back-off: the loop sleeps instead)",
-                (to[1] - from[1]) / n, (to[0] - from[0]) / n, to[2] - from[2]);
+                "%.2f datagrams found while polling (%.2f read directly, without epoll), %.1f empty polls; %d polls"
+                        + " cut short by losing the core (each a back-off: the loop sleeps instead)",
+                (to[1] - from[1]) / n, (to[3] - from[3]) / n, (to[0] - from[0]) / n, to[2] - from[2]);
     }
 
     private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
         double n = Math.max(1, ops);
         return String.format(
-                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read wake-ups",
+                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read bursts, %.2f recvmmsg calls",
                 label,
                 (to[0] - from[0]) / n,
                 acks >= 0 ? String.format(" (%.1f ACKs)", acks / n) : "",
                 (to[1] - from[1]) / n,
                 (to[2] - from[2]) / n,
-                (to[4] - from[4]) / n);
+                (to[4] - from[4]) / n,
+                (to[5] - from[5]) / n);
     }
 
     /**

@@ -123,17 +123,19 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
 
     /**
      * Both loops' busy-poll counters: polls that found nothing, spins that ended with a datagram,
-     * spins cut short because the loop lost its core. All zero without busy polling.
+     * spins cut short because the loop lost its core, spins that read their datagram directly. All
+     * zero without busy polling.
      */
     public long[] busyPollCounters() {
         // A task on each loop orders its earlier counter updates before these reads.
         onA(() -> null);
         onB(() -> null);
-        long[] sum = new long[3];
+        long[] sum = new long[4];
         for (SpinThenBlockStrategy s : spinStrategies) {
             sum[0] += s.spinPolls();
             sum[1] += s.spinHits();
             sum[2] += s.preemptedSpins();
+            sum[3] += s.directHits();
         }
         return sum;
     }

@@ -3,6 +3,7 @@ package org.vrdma.vswitch.runtime;
 import io.netty.channel.SelectStrategy;
 import io.netty.util.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * An event loop's idle strategy that polls before it sleeps, as Aeron's busy-spin/back-off agents
@@ -30,6 +31,13 @@ import java.util.function.LongSupplier;
  * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
  * without polling; on an idle one it polls.
  *
+ * <p><b>Direct polls.</b> When the loop's thread has {@link LoopPollers} (the underlay receivers of
+ * the hosts on it), the spin calls them instead of {@code epoll_wait(0)}: a datagram costs the one
+ * {@code recvmmsg} that reads it. Epoll is asked every {@link #DIRECT_POLLS_PER_SELECT} empty polls
+ * and once before the loop blocks. A poll that finds datagrams is never taken for a lost core
+ * (the peer ran in the yield, which is what the yield is for), and the time spent handling them
+ * does not count as a gap.
+ *
  * <p>One instance per event loop (Netty asks the factory once per loop); not thread-safe.
  */
 public final class SpinThenBlockStrategy implements SelectStrategy {
@@ -45,9 +53,23 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
      */
     public static final long QUIET_NS = 100_000_000L;
 
+    /**
+     * While the loop polls its sockets directly, every this many empty direct polls it also asks
+     * epoll (for its other descriptors).
+     */
+    public static final int DIRECT_POLLS_PER_SELECT = 8;
+
     private final long spinNs;
     private final LongSupplier clock;
     private final Runnable yield;
+    private final Supplier<LoopPollers> pollersOfThisThread;
+    private LoopPollers pollers;
+    private int directPollsSinceSelect;
+    /** The last direct poll (or epoll before blocking) found something, handled since. */
+    private boolean handledSinceLastPoll;
+    /** ... and it was datagrams read directly (not epoll's events before blocking). */
+    private boolean readSinceLastPoll;
+
     private boolean idle;
     private long idleSinceNs;
     private long lastPollNs;
@@ -60,17 +82,27 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
 
     private long spinPolls;
     private long spinHits;
+    private long directHits;
     private long preemptedSpins;
 
     public SpinThenBlockStrategy(long spinNs) {
-        this(spinNs, System::nanoTime, Thread::yield);
+        this(spinNs, System::nanoTime, Thread::yield, LoopPollers::current);
     }
 
-    /** With an explicit clock and yield, for tests. */
+    /** With an explicit clock and yield and no direct pollers, for tests. */
     SpinThenBlockStrategy(long spinNs, LongSupplier clock, Runnable yield) {
+        this(spinNs, clock, yield, LoopPollers::new);
+    }
+
+    /**
+     * With an explicit clock, yield and direct pollers, for tests; {@code pollers} is asked once, on
+     * the loop's thread.
+     */
+    SpinThenBlockStrategy(long spinNs, LongSupplier clock, Runnable yield, Supplier<LoopPollers> pollers) {
         this.spinNs = spinNs;
         this.clock = clock;
         this.yield = yield;
+        this.pollersOfThisThread = pollers;
     }
 
     @Override
@@ -83,6 +115,13 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             }
             backingOff = false;
         }
+        if (pollers == null) {
+            pollers = pollersOfThisThread.get();
+        }
+        if (idle && !hasTasks && !pollers.isEmpty() && directPollsSinceSelect < DIRECT_POLLS_PER_SELECT) {
+            return pollDirectly(selectSupplier);
+        }
+        directPollsSinceSelect = 0;
         int ready = selectSupplier.get();
         if (ready > 0 || hasTasks) {
             if (idle && ready > 0) {
@@ -94,6 +133,8 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         long nowNs = clock.getAsLong();
         if (!idle) {
             idle = true;
+            handledSinceLastPoll = false;
+            readSinceLastPoll = false;
             idleSinceNs = nowNs;
             lastPollNs = nowNs;
             yield.run();
@@ -102,21 +143,79 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         long gapNs = nowNs - lastPollNs;
         lastPollNs = nowNs;
         if (gapNs > PREEMPTED_GAP_NS) {
-            // Lost the core while spinning: sleep instead, for a while; longer each time unless the
-            // last time was long ago.
-            preemptedSpins++;
-            idle = false;
-            if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
-                backoffNs = MIN_BACKOFF_NS;
-            }
-            preemptedBefore = true;
-            lastPreemptedNs = nowNs;
-            lastBackoffNs = backoffNs;
-            backingOff = true;
-            backoffUntilNs = nowNs + backoffNs;
-            backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
-            return SelectStrategy.SELECT;
+            return backOff(nowNs);
         }
+        return spinOrBlock(nowNs);
+    }
+
+    /**
+     * A spin turn that reads the loop's sockets itself: a datagram costs the one read that finds it,
+     * not an {@code epoll_wait} and then the reads. Epoll is still asked every {@link
+     * #DIRECT_POLLS_PER_SELECT} empty polls, for the loop's other descriptors.
+     */
+    private int pollDirectly(IntSupplier selectSupplier) throws Exception {
+        long nowNs = clock.getAsLong();
+        if (handledSinceLastPoll) {
+            // The time since the last poll was spent on what it found, not lost to other threads;
+            // after datagrams read here the spin starts again from now.
+            handledSinceLastPoll = false;
+            lastPollNs = nowNs;
+            if (readSinceLastPoll) {
+                readSinceLastPoll = false;
+                idleSinceNs = nowNs;
+            }
+        }
+        if (pollers.pollAll() > 0) {
+            // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
+            // for the whole spin time again, still without asking epoll. (As with epoll, a poll that
+            // finds something is no lost core, however long since the last: the peer may have run
+            // on this core in the yield, which is the point of it.)
+            spinHits++;
+            directHits++;
+            handledSinceLastPoll = true;
+            readSinceLastPoll = true;
+            return SelectStrategy.CONTINUE;
+        }
+        long gapNs = nowNs - lastPollNs;
+        lastPollNs = nowNs;
+        if (gapNs > PREEMPTED_GAP_NS) {
+            return backOff(nowNs);
+        }
+        directPollsSinceSelect++;
+        spinPolls++;
+        if (nowNs - idleSinceNs < spinNs) {
+            yield.run();
+            return SelectStrategy.CONTINUE;
+        }
+        // Before blocking, epoll hands back the edges of datagrams already read here (their reads
+        // find nothing) and anything else ready; the next turn polls once more, then blocks.
+        directPollsSinceSelect = 0;
+        int ready = selectSupplier.get();
+        if (ready > 0) {
+            handledSinceLastPoll = true;
+            return ready;
+        }
+        idle = false;
+        return SelectStrategy.SELECT;
+    }
+
+    /** Lost the core while spinning: sleep instead, for a while; longer each time unless the last time was long ago. */
+    private int backOff(long nowNs) {
+        preemptedSpins++;
+        idle = false;
+        if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
+            backoffNs = MIN_BACKOFF_NS;
+        }
+        preemptedBefore = true;
+        lastPreemptedNs = nowNs;
+        lastBackoffNs = backoffNs;
+        backingOff = true;
+        backoffUntilNs = nowNs + backoffNs;
+        backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
+        return SelectStrategy.SELECT;
+    }
+
+    private int spinOrBlock(long nowNs) {
         spinPolls++;
         if (nowNs - idleSinceNs < spinNs) {
             // Lets a thread waiting for this core run first: the peer loop woken onto this core
@@ -136,6 +235,11 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     /** Spins that ended with an event (a datagram handled without a wake-up). */
     public long spinHits() {
         return spinHits;
+    }
+
+    /** Spins that ended with a datagram read directly (see {@link LoopPollers}), without epoll. */
+    public long directHits() {
+        return directHits;
     }
 
     /** Spins cut short because the thread lost its core; each starts a back-off. */

@@ -38,11 +38,13 @@ import org.vrdma.vswitch.pipeline.VSwitch;
  * or flush: the previous datagram then leaves from a copy with its saved tail, the frame keeps its
  * headers, and the arena moves past it.
  *
- * <p><b>Receive.</b> With GRO the kernel hands several datagrams of one flow back in one buffer;
- * Netty's epoll channel splits it into retained slices before {@code channelRead}, so every
- * datagram reaches the switch as its own buffer without a copy. Without GRO, epoll reads with
- * {@code recvmmsg} into slices of one buffer. The sender's address becomes an {@link
- * UnderlayAddress} without allocating.
+ * <p><b>Receive.</b> On epoll the socket is read by a {@link DatagramReceiver}: {@code recvmmsg}
+ * through FFM into pooled buffers, several datagrams (or GRO reads) per call, each datagram handed
+ * on as a slice with its sender packed in a {@code long}: nothing is allocated per datagram. With
+ * GRO the kernel hands several datagrams of one flow back in one buffer with their size in a
+ * control message, and they are cut into slices there. A busy-polling loop calls {@link
+ * #pollSocket()} to read without asking epoll first. On NIO (or without native access) the channel
+ * reads and {@link #channelRead} takes Netty's {@code DatagramPacket}s.
  *
  * <p>Confined to the channel's event loop; the switch owns what it is given.
  */
@@ -72,6 +74,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private ByteBufAllocator allocator;
     private VSwitch vswitch;
     private boolean flushScheduled;
+    /** Reads the socket when the channel does not (epoll with FFM); null when the channel reads. */
+    private DatagramReceiver receiver;
 
     // Send arena: [0, cursor) is taken (batches written or open, frames handed out).
     private ByteBuf arena;
@@ -121,6 +125,33 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         this.channel = channel;
         this.allocator = channel.alloc();
         this.vswitch = vswitch;
+    }
+
+    void receiver(DatagramReceiver r) {
+        this.receiver = r;
+    }
+
+    /** Whether the socket is read with {@code recvmmsg} by this underlay rather than by the channel. */
+    public boolean directReads() {
+        return receiver != null;
+    }
+
+    /**
+     * Reads what the socket holds now, for a busy-polling loop; returns the datagrams read (0 when
+     * the channel reads the socket itself).
+     */
+    public int pollSocket() {
+        return receiver == null ? 0 : receiver.poll();
+    }
+
+    /** {@code recvmmsg} calls made (0 when the channel reads). */
+    public long receiveCalls() {
+        return receiver == null ? 0 : receiver.calls();
+    }
+
+    /** Failed reads and truncated datagrams (0 when the channel reads). */
+    public long receiveErrors() {
+        return receiver == null ? 0 : receiver.receiveErrors() + receiver.truncated();
     }
 
     public boolean gso() {
@@ -424,16 +455,26 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             return;
         }
         ByteBuf content = packet.content();
+        // A slice of a larger read: the kernel coalesced this datagram with others.
+        onDatagram(content, fromSocketAddress(packet.sender()), gro && content.unwrap() != null);
+    }
+
+    /** One received datagram, from the channel or from {@link DatagramReceiver}; the switch takes it. */
+    void onDatagram(ByteBuf datagram, long source, boolean coalesced) {
         datagramsReceived++;
-        if (gro && content.unwrap() != null) {
-            // A slice of a larger read: the kernel coalesced this datagram with others.
+        if (coalesced) {
             groCoalescedDatagrams++;
         }
-        vswitch.onUnderlayDatagram(content, fromSocketAddress(packet.sender()));
+        vswitch.onUnderlayDatagram(datagram, source);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        onReadBurstComplete();
+    }
+
+    /** The end of a read burst that delivered at least one datagram. */
+    void onReadBurstComplete() {
         readBursts++;
         // What the switch sent while reading is flushed by the scheduled flush task, after the
         // tasks this read queued (completion handlers) have had their turn to send as well.
@@ -446,7 +487,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         sendErrors++;
-        // A GSO segment size above the path MTU fails the send (EINVAL): without padding the
+        // A GSO segment size above the path MTU fails the send (EMSGSIZE or EINVAL): without padding the
         // segments are no larger than the datagrams themselves. What was lost is resent by RC.
         padBytes = 0;
         lastSendError = String.valueOf(cause.getMessage() == null ? cause : cause.getMessage());
@@ -454,6 +495,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (receiver != null) {
+            receiver.close();
+            receiver = null;
+        }
         reserved = false;
         batchOpen = false;
         if (arena != null) {

@@ -6,20 +6,24 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.IoEventLoop;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.VSwitch;
 import org.vrdma.vswitch.pipeline.VSwitchConfig;
 import org.vrdma.vswitch.runtime.EventLoopTimerService;
+import org.vrdma.vswitch.runtime.LoopPollers;
 import org.vrdma.vswitch.runtime.NettyRuntime;
 
 /**
@@ -65,6 +69,7 @@ public final class VSwitchHost implements AutoCloseable {
     private final VSwitch vswitch;
     private final long underlayAddress;
     private final NettyRuntime runtime;
+    private final IntSupplier poller;
 
     private VSwitchHost(
             EventLoop loop,
@@ -72,7 +77,9 @@ public final class VSwitchHost implements AutoCloseable {
             NettyUnderlay underlay,
             VSwitch vswitch,
             long address,
-            NettyRuntime runtime) {
+            NettyRuntime runtime,
+            IntSupplier poller) {
+        this.poller = poller;
         this.loop = loop;
         this.channel = channel;
         this.underlay = underlay;
@@ -88,6 +95,9 @@ public final class VSwitchHost implements AutoCloseable {
         boolean epoll = runtime == NettyRuntime.EPOLL;
         boolean gso = options.gso() && epoll && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         boolean groWanted = options.gro() && epoll;
+        // The socket is read by DatagramReceiver (recvmmsg through FFM, no objects per datagram); the
+        // channel only sends. Without native access the channel reads as before.
+        boolean direct = epoll && DatagramReceiver.available();
         NettyUnderlay underlay = new NettyUnderlay(gso, groWanted);
         Bootstrap bootstrap = new Bootstrap()
                 .group(loop)
@@ -104,6 +114,7 @@ public final class VSwitchHost implements AutoCloseable {
                         new FixedRecvByteBufAllocator(RECEIVE_BUFFER_BYTES)
                                 .respectMaybeMoreData(false)
                                 .maxMessagesPerRead(MAX_READS_PER_WAKEUP))
+                .option(ChannelOption.AUTO_READ, !direct)
                 .handler(underlay);
         if (epoll && !groWanted) {
             // recvmmsg: several datagrams per system call, as slices of one receive buffer.
@@ -121,12 +132,21 @@ public final class VSwitchHost implements AutoCloseable {
         long address = NettyUnderlay.fromSocketAddress(bound);
         VSwitchConfig config = options.config().withUnderlayAddress(address);
         NettyUnderlay u = underlay;
+        IntSupplier poller = u::pollSocket;
         VSwitch vswitch;
         try {
             vswitch = loop.submit(() -> {
                         VSwitch vs =
                                 new VSwitch(config, new EventLoopTimerService(loop), PooledByteBufAllocator.DEFAULT, u);
                         u.attach(channel, vs);
+                        if (direct) {
+                            startReceiver(u, channel, loop, gro);
+                        }
+                        if (u.directReads() && !"false".equals(System.getProperty("vrdma.underlay.pollDirectly"))) {
+                            // A busy-polling loop reads the socket itself while it spins
+                            // (-Dvrdma.underlay.pollDirectly=false: it asks epoll, to compare).
+                            LoopPollers.current().add(poller);
+                        }
                         return vs;
                     })
                     .get(10, TimeUnit.SECONDS);
@@ -134,7 +154,19 @@ public final class VSwitchHost implements AutoCloseable {
             channel.close();
             throw new IllegalStateException("could not start the switch", e);
         }
-        return new VSwitchHost(loop, channel, u, vswitch, address, runtime);
+        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller);
+    }
+
+    private static void startReceiver(NettyUnderlay underlay, DatagramChannel channel, EventLoop loop, boolean gro) {
+        try {
+            int fd = ((EpollDatagramChannel) channel).fd().intValue();
+            int slotBytes = gro ? RECEIVE_BUFFER_BYTES : MAX_DATAGRAM_BYTES;
+            underlay.receiver(DatagramReceiver.start(
+                    underlay, PooledByteBufAllocator.DEFAULT, (IoEventLoop) loop, fd, slotBytes));
+        } catch (IOException | RuntimeException e) {
+            // The channel reads instead.
+            channel.config().setAutoRead(true);
+        }
     }
 
     private static NettyUnderlay replaceHandler(DatagramChannel channel, NettyUnderlay old, boolean gso) {
@@ -215,6 +247,7 @@ public final class VSwitchHost implements AutoCloseable {
     public void close() {
         if (!loop.isShuttingDown()) {
             call(vs -> {
+                LoopPollers.current().remove(poller);
                 vs.close();
                 return null;
             });

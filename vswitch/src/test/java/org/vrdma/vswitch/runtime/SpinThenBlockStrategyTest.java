@@ -121,4 +121,92 @@ class SpinThenBlockStrategyTest {
         ready = 2;
         assertThat(turn(true)).isEqualTo(2);
     }
+
+    /**
+     * With a socket it can read itself, the spinning loop reads it instead of asking epoll: a
+     * datagram is found by one read, and epoll is asked only every few empty polls and before the
+     * loop blocks.
+     */
+    @Test
+    void aSpinReadsItsSocketsDirectlyAndAsksEpollOnlyNowAndThen() throws Exception {
+        LoopPollers pollers = new LoopPollers();
+        int[] socket = {0};
+        int[] reads = {0};
+        pollers.add(() -> {
+            reads[0]++;
+            int n = socket[0];
+            socket[0] = 0;
+            return n;
+        });
+        SpinThenBlockStrategy direct = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs, () -> yields++, () -> pollers);
+        io.netty.util.IntSupplier select = () -> {
+            polls++;
+            return ready;
+        };
+        // Not yet idle: the loop asks epoll as usual, then starts spinning.
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(polls).isEqualTo(1);
+        assertThat(reads[0]).isZero();
+
+        // Empty direct polls; epoll is asked once every DIRECT_POLLS_PER_SELECT of them.
+        int turns = 3 * SpinThenBlockStrategy.DIRECT_POLLS_PER_SELECT;
+        for (int i = 0; i < turns; i++) {
+            nowNs += 1_000;
+            assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        }
+        assertThat(polls - 1).isEqualTo(turns / (SpinThenBlockStrategy.DIRECT_POLLS_PER_SELECT + 1));
+        assertThat(reads[0]).isEqualTo(turns - (polls - 1));
+
+        // A datagram arrives: the next poll reads it and the loop runs its tasks; no epoll call. The
+        // peer that sent it ran in the yield, for longer than a preemption gap: a poll that finds
+        // something is not a lost core.
+        int pollsBefore = polls;
+        socket[0] = 2;
+        nowNs += 2 * SpinThenBlockStrategy.PREEMPTED_GAP_NS;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(socket[0]).isZero();
+        assertThat(polls).isEqualTo(pollsBefore);
+        assertThat(direct.directHits()).isEqualTo(1);
+        assertThat(direct.spinHits()).isEqualTo(1);
+
+        // Handling that datagram took longer than a preemption gap: that is work, not a lost core,
+        // so the spin goes on (and restarts from here) instead of backing off.
+        socket[0] = 1;
+        nowNs += 1_000;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(direct.directHits()).isEqualTo(2);
+        nowNs += 3 * SpinThenBlockStrategy.PREEMPTED_GAP_NS;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(direct.preemptedSpins()).isZero();
+        assertThat(direct.backingOff()).isFalse();
+        // A gap between two empty polls is still a lost core.
+        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(direct.preemptedSpins()).isEqualTo(1);
+        nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        ready = 1;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(1);
+        ready = 0;
+        pollsBefore = polls;
+
+        // Pending tasks go through epoll (and run), as without direct polling.
+        assertThat(direct.calculateStrategy(select, true)).isZero();
+        assertThat(polls).isEqualTo(pollsBefore + 1);
+
+        // A new spin lasts SPIN_NS; then epoll is asked once more before the loop blocks (it hands
+        // back the edges of what was read directly).
+        int spun = 0;
+        int strategy;
+        int pollsBeforeTurn;
+        do {
+            nowNs += 1_000;
+            pollsBeforeTurn = polls;
+            strategy = direct.calculateStrategy(select, false);
+            spun++;
+        } while (strategy == SelectStrategy.CONTINUE && spun < 1_000);
+        assertThat(strategy).isEqualTo(SelectStrategy.SELECT);
+        assertThat(spun).isBetween((int) (SPIN_NS / 1_000) - 1, (int) (SPIN_NS / 1_000) + 1);
+        assertThat(polls - pollsBeforeTurn).as("epoll asked before blocking").isEqualTo(1);
+        assertThat(direct.preemptedSpins()).isEqualTo(1);
+    }
 }
