@@ -387,7 +387,9 @@ class RealTimeOverlayTest {
         final AtomicReference<String> error = new AtomicReference<>();
         final RoceCodec codec = new RoceCodec();
         final RoceHeaders h = new RoceHeaders();
-        final ByteBuf expected = Unpooled.directBuffer(PAYLOAD_BYTES);
+        /** The payload every frame must carry; a wrapped array, so no pooled or tracked memory to release. */
+        final ByteBuf expected = Unpooled.wrappedBuffer(new byte[PAYLOAD_BYTES]);
+
         final boolean inOrder;
         /** Every this many frames is kept, not released, until {@link #checkHeld()}; 0 keeps none. */
         final int holdEvery;
@@ -410,7 +412,6 @@ class RealTimeOverlayTest {
         Receiver(boolean inOrder, int holdEvery) {
             this.inOrder = inOrder;
             this.holdEvery = holdEvery;
-            expected.writeZero(PAYLOAD_BYTES);
             for (int i = 4; i < PAYLOAD_BYTES; i++) {
                 expected.setByte(i, i * 7);
             }
