@@ -1578,6 +1578,22 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 	return ret;
 }
 
+/* One receive work request into its ring slot (a QP's receive ring or an SRQ's). */
+static void write_rq_wqe(uint8_t *slot, const struct ibv_recv_wr *wr)
+{
+	struct vr_rq_wqe *w = (struct vr_rq_wqe *)slot;
+	struct vr_sge *sge = (struct vr_sge *)(w + 1);
+
+	w->wr_id = wr->wr_id;
+	w->num_sge = (uint32_t)wr->num_sge;
+	w->reserved = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
 static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct vr_qp *qp = (struct vr_qp *)ibqp;
@@ -1594,9 +1610,6 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 	start = qp->rq_prod;
 	for (; wr; wr = wr->next) {
 		uint32_t cons = __atomic_load_n(ring_u32(qp->ring, VR_RQ_CONS), __ATOMIC_ACQUIRE);
-		struct vr_rq_wqe *w;
-		struct vr_sge *sge;
-
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
 			ret = EINVAL;
 			break;
@@ -1605,16 +1618,7 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 			ret = ENOMEM;
 			break;
 		}
-		w = (struct vr_rq_wqe *)(rq + (size_t)(qp->rq_prod & mask) * qp->rq_stride);
-		sge = (struct vr_sge *)(w + 1);
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		w->reserved = 0;
-		for (int i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
+		write_rq_wqe(rq + (size_t)(qp->rq_prod & mask) * qp->rq_stride, wr);
 		qp->rq_prod++;
 	}
 	if (qp->rq_prod != start)
@@ -2199,9 +2203,6 @@ static int vr_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struc
 	start = srq->prod;
 	for (; wr; wr = wr->next) {
 		uint32_t cons = __atomic_load_n(ring_u32(srq->ring, VR_SRQ_CONS), __ATOMIC_ACQUIRE);
-		struct vr_rq_wqe *w;
-		struct vr_sge *sge;
-
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
 			ret = EINVAL;
 			break;
@@ -2210,16 +2211,7 @@ static int vr_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struc
 			ret = ENOMEM;
 			break;
 		}
-		w = (struct vr_rq_wqe *)(slots + (size_t)(srq->prod & mask) * srq->stride);
-		sge = (struct vr_sge *)(w + 1);
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		w->reserved = 0;
-		for (int i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
+		write_rq_wqe(slots + (size_t)(srq->prod & mask) * srq->stride, wr);
 		srq->prod++;
 	}
 	if (srq->prod != start)
