@@ -434,7 +434,7 @@ final class RcRequester {
             p.immData = w.immData;
             p.solicited = (w.sendFlags & SendFlags.SOLICITED) != 0;
         }
-        p.ackReq = last || retx;
+        p.ackReq = last || retx || fillsWindow(psn);
         p.psn = psn;
         // Gathered from memory straight into the frame when it is encoded.
         p.payload(w, off, len);
@@ -446,6 +446,22 @@ final class RcRequester {
             return;
         }
         emit(device.transmit(frame, counters), psn, nowNs, retx, true);
+    }
+
+    /**
+     * Whether {@code psn} fills a window smaller than the responder's ACK coalescing: then no
+     * further packet leaves until an ACK comes, and the responder would wait for more packets
+     * before it ACKs, so this one asks for the ACK. (Congestion control can shrink the window to
+     * one packet, as HPCC does in an incast; a window of at least the coalescing count always
+     * gets an ACK without asking.) The responder's coalescing is taken to be this device's.
+     */
+    private boolean fillsWindow(final int psn) {
+        final int windowPackets = window.windowPackets();
+        if (windowPackets >= device.config().ackCoalescePackets()) {
+            return false;
+        }
+        final int inFlight = Psn.diff(Psn.max(sndMax, Psn.next(psn)), sndUna) - sackedCount;
+        return inFlight >= windowPackets;
     }
 
     /** Asks for the responses {@code startPsn..endPsn} of {@code w}: that part of the remote buffer. */
