@@ -60,6 +60,15 @@ final class RcRequester {
     private int srSinglePsn = -1;
 
     private int outstandingRdAtomic;
+    /**
+     * The IB local ACK timeout (4.096 µs · 2^timeout): retransmission timeouts count against
+     * {@code retry_cnt} only once this long passed without forward progress; {@link Long#MAX_VALUE}
+     * for timeout 0 (infinite).
+     */
+    private long ackTimeoutNs;
+    /** When the current ACK-timeout period began: the last forward progress, first send or counted retry. */
+    private long ackTimerStartNs;
+
     private int retryLeft;
     private int rnrRetryLeft;
 
@@ -126,6 +135,7 @@ final class RcRequester {
         rnrRetry = attr.rnrRetry;
         retryLeft = retryCnt;
         rnrRetryLeft = rnrRetry;
+        ackTimeoutNs = attr.timeout == 0 ? Long.MAX_VALUE : RtoEstimator.ceilingForTimeoutCode(attr.timeout, 0);
         final long ceiling =
                 RtoEstimator.ceilingForTimeoutCode(attr.timeout, device.config().infiniteTimeoutCeilingNs());
         rto.reset(
@@ -521,6 +531,7 @@ final class RcRequester {
             rttSampleSentNs = nowNs;
         }
         if (!rtoArmed) {
+            ackTimerStartNs = nowNs;
             restartRto(nowNs);
         }
     }
@@ -796,6 +807,7 @@ final class RcRequester {
         }
         sndUna = newUna;
         retryLeft = retryCnt;
+        ackTimerStartNs = nowNs;
         rnrRetryLeft = rnrRetry;
         if (inRecovery && Psn.ge(sndUna, recoveryPoint)) {
             inRecovery = false;
@@ -900,9 +912,16 @@ final class RcRequester {
 
     // ---------------------------------------------------------------- timers
 
+    /**
+     * Arms the retransmission timer: the adaptive RTO, but no later than the end of the current ACK
+     * timeout period, so a retry counts against {@code retry_cnt} when hardware's timer would expire.
+     */
     private void restartRto(final long nowNs) {
         rtoArmed = true;
         rtoDeadlineNs = nowNs + rto.rtoNs();
+        if (ackTimeoutNs != Long.MAX_VALUE) {
+            rtoDeadlineNs = Math.min(rtoDeadlineNs, Math.max(nowNs, ackTimerStartNs + ackTimeoutNs));
+        }
         if (rtoTimerId == TimerService.NO_TIMER) {
             rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
         }
@@ -929,6 +948,7 @@ final class RcRequester {
             rnrTimerId = TimerService.NO_TIMER;
             rnrWait = false;
             if (sndUna != sndMax) {
+                ackTimerStartNs = nowNs;
                 restartRto(nowNs);
             }
             progress(nowNs);
@@ -959,11 +979,16 @@ final class RcRequester {
             return;
         }
         counters.timeouts++;
-        if (retryLeft == 0) {
-            failAt(sndUna, WcStatus.RETRY_EXC_ERR);
-            return;
+        // The adaptive RTO only resends early; a retry is spent when the ACK timeout expired, as on
+        // hardware, so a path slower than the RTO (a descheduled event loop) costs no retries.
+        if (nowNs - ackTimerStartNs >= ackTimeoutNs) {
+            if (retryLeft == 0) {
+                failAt(sndUna, WcStatus.RETRY_EXC_ERR);
+                return;
+            }
+            retryLeft--;
+            ackTimerStartNs = nowNs;
         }
-        retryLeft--;
         rto.onTimeout();
         window.source().onTimeout(nowNs);
         syncCcTimer();
