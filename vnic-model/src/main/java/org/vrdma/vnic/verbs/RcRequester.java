@@ -532,7 +532,20 @@ final class RcRequester {
         }
         if (!rtoArmed) {
             ackTimerStartNs = nowNs;
+            adoptPathRtt();
             restartRto(nowNs);
+        }
+    }
+
+    /**
+     * Before its own first RTT sample, the QP times out no sooner than the round trips its device
+     * measured on other QPs suggest: a connection per flow otherwise starts every flow with the
+     * configured initial RTO, which a slow path (a loaded host) exceeds by far.
+     */
+    private void adoptPathRtt() {
+        final RtoEstimator path = device.pathRtt();
+        if (!rto.hasSample() && path.hasSample() && path.baseRtoNs() > rto.baseRtoNs()) {
+            rto.adopt(path);
         }
     }
 
@@ -749,6 +762,7 @@ final class RcRequester {
             if (rttSampling && Psn.le(rttSamplePsn, a)) {
                 rttNs = nowNs - rttSampleSentNs;
                 rto.onRttSample(rttNs);
+                device.pathRtt().onRttSample(rttNs);
                 rttSampling = false;
             }
             window.source().onAck(nowNs, (long) newly * pmtu, rttNs, false);
