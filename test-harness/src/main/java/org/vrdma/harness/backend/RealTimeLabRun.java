@@ -17,14 +17,16 @@ import org.vrdma.harness.lab.LabRun;
 import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
+import org.vrdma.harness.lab.stats.Percentiles;
 import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.vnic.verbs.Device;
 
 /**
  * A lab definition running on a real-time backend ({@code embedded}, {@code netns}, {@code
  * docker}): the {@link LabRun} face of a {@link RunningLab}. Perftest workloads run as verified
- * transfers between the hosts' processes, one after the other; the vNICs live in those processes,
- * so {@link EniHandle#device()} is not available here (the virtual backend offers it).
+ * transfers between the hosts' processes, one after the other; flow workloads run as a flow agent
+ * on the Java verbs API on every host ({@link RealTimeFlowRun}). The vNICs live in those
+ * processes, so {@link EniHandle#device()} is not available here (the virtual backend offers it).
  */
 public final class RealTimeLabRun implements LabRun {
     private static final Pattern BW_ROW =
@@ -121,18 +123,18 @@ public final class RealTimeLabRun implements LabRun {
         return RealTimeTwoHostLab.awaitWallClock(done, timeoutNs);
     }
 
-    /** Runs the lab's perftest workloads one after the other, each a transfer checked byte for byte. */
+    /**
+     * Runs the lab's perftest workloads one after the other, each a transfer checked byte for byte,
+     * then its flow workloads ({@link RealTimeFlowRun}: a flow agent on the Java verbs API on every
+     * host).
+     */
     @Override
     public LabResults run(RunProgress progress) {
         List<WorkloadSpec.Perftest> tests = new ArrayList<>();
-        for (int i = 0; i < lab.workloads().size(); i++) {
-            if (!(lab.workloads().get(i) instanceof WorkloadSpec.Perftest p)) {
-                throw new LabException(
-                        "workloads[" + i + "]",
-                        lab.workloads().get(i).getClass().getSimpleName()
-                                + " workloads run on the virtual backend; the real-time backends run perftest workloads");
+        for (WorkloadSpec w : lab.workloads()) {
+            if (w instanceof WorkloadSpec.Perftest p) {
+                tests.add(p);
             }
-            tests.add(p);
         }
         long start = System.nanoTime();
         List<LabResults.PerftestResult> results = new ArrayList<>();
@@ -143,9 +145,10 @@ public final class RealTimeLabRun implements LabRun {
         long delivered = 0;
         for (int i = 0; i < tests.size(); i++) {
             WorkloadSpec.Perftest p = tests.get(i);
-            Transfer t = transfer(i, p);
+            int index = lab.workloads().indexOf(p);
+            Transfer t = transfer(index, p);
             if (t.clientExit() != 0 || t.serverExit() != 0 || (Boolean.TRUE.equals(p.verify()) && !verified(t))) {
-                throw new LabException("workloads[" + i + "]", "perftest failed: " + t);
+                throw new LabException("workloads[" + index + "]", "perftest failed: " + t);
             }
             results.add(result(p, t));
             Matcher c = COUNTERS.matcher(t.clientOutput());
@@ -158,20 +161,67 @@ public final class RealTimeLabRun implements LabRun {
             delivered += t.options().totalBytes();
             progress.onProgress(i + 1, tests.size(), i + 1, tests.size());
         }
-        LabResults.Counters counters =
-                new LabResults.Counters(0, 0, delivered, tx, retransmitted, timeouts, naks, 0, 0, 0, 0, 0, 0);
+        List<LabResults.FlowResult> flows = List.of();
+        long[] fc = new long[7];
+        LabResults.TimeSeries throughput = new LabResults.TimeSeries("Gbit/s", 0, List.of());
+        long finished = 0;
+        long endNs = System.nanoTime() - start;
+        List<String> notes = null;
+        if (RealTimeFlowRun.hasFlows(lab)) {
+            RealTimeFlowRun.Outcome o;
+            try {
+                o = new RealTimeFlowRun(lab, network, running).run(progress);
+            } catch (LabException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new LabException("workloads", "flow workloads did not run: " + e.getMessage(), e);
+            }
+            flows = o.flows();
+            fc = o.counters();
+            throughput = o.throughput();
+            endNs = o.endNs();
+            notes = List.of(String.format(
+                    java.util.Locale.ROOT,
+                    "ideal FCT measured on the empty network between %s and %s: %.1f us + bytes at %.3f Gbit/s;"
+                            + " links are the machine's own, queue depths and drops in them are not observable",
+                    network.hosts().get(0).name(),
+                    network.hosts().get(1).name(),
+                    o.calibration().baseNs() / 1e3,
+                    o.calibration().rateBps() / 1e9));
+            for (LabResults.FlowResult f : flows) {
+                if (f.endNs() >= 0) {
+                    finished++;
+                    delivered += f.bytes();
+                }
+            }
+        }
+        LabResults.Counters counters = new LabResults.Counters(
+                flows.size(),
+                finished,
+                delivered,
+                tx + fc[0],
+                retransmitted + fc[1],
+                timeouts + fc[2],
+                naks + fc[3],
+                fc[4],
+                fc[5],
+                fc[6],
+                0,
+                0,
+                0);
         return new LabResults(
                 LabResults.FORMAT,
                 running.backend(),
                 lab.seed(),
                 lab,
-                System.nanoTime() - start,
-                List.of(),
-                List.of(),
+                endNs,
+                flows,
+                Percentiles.buckets(flows),
                 results,
                 counters,
-                new LabResults.TimeSeries("Gbit/s", 0, List.of()),
-                new LabResults.TimeSeries("bytes", 0, List.of()));
+                throughput,
+                new LabResults.TimeSeries("bytes", 0, List.of()),
+                notes);
     }
 
     private static boolean verified(Transfer t) {

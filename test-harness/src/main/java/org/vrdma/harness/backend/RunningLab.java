@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.vrdma.verbs.IbvContext;
+import org.vrdma.verbs.VerbsHost;
 
 /**
  * A lab brought up on one backend: its hosts, each with its ENI, and transfers between them.
@@ -30,6 +32,10 @@ public final class RunningLab implements AutoCloseable {
     private final Map<String, LabHost> hosts = new LinkedHashMap<>();
     private final AtomicInteger transfers = new AtomicInteger();
     private final Thread shutdownHook;
+    /** In-process verbs hosts and their contexts, by lab host name (embedded backend, on first use). */
+    private final Map<String, VerbsHost> verbsHosts = new LinkedHashMap<>();
+
+    private final Map<String, IbvContext> contexts = new LinkedHashMap<>();
     private boolean closed;
 
     private RunningLab(String id, LabPlan plan, HostBackend backend, HostBackend.Hosts environments) {
@@ -227,6 +233,58 @@ public final class RunningLab implements AutoCloseable {
     }
 
     /**
+     * The Java verbs context ({@code ibv_context}) of {@code h}'s ENI, for an application in this
+     * JVM: on the embedded backend every host of the lab gets a {@link VerbsHost} on 127.0.0.1 (its
+     * ENI address, the lab's VNI, routes to every other host) the first time a context is asked
+     * for; contexts and hosts close with the lab. QPs of two hosts connect with {@link
+     * org.vrdma.verbs.QpInfo} and {@link org.vrdma.verbs.QpConnector#rcToRts}.
+     *
+     * @throws UnsupportedOperationException on netns and docker: there the host's vNIC runs in a
+     *     process inside the namespace or container, and a verbs context is an object of the JVM
+     *     that runs it; run verbs code there as a flow workload ({@code LabRun.run}), as transfers,
+     *     or as a C program on the native shim ({@code ./vrdma host --verbs-socket})
+     */
+    public synchronized IbvContext verbsContext(LabHost h) {
+        requireOwn(h);
+        if (closed) {
+            throw new IllegalStateException("lab " + id + " is closed");
+        }
+        if (!backend.name().equals("embedded")) {
+            throw new UnsupportedOperationException("verbs contexts are injected on the embedded backend only: on "
+                    + backend.name() + " the ENI's vNIC runs in a host process inside its "
+                    + (backend.name().equals("docker") ? "container" : "network namespace")
+                    + ", and a verbs context is an in-process object of that JVM; use transfers or flow workloads"
+                    + " (LabRun.run), or C verbs programs on the native shim (./vrdma host --verbs-socket)");
+        }
+        if (verbsHosts.isEmpty()) {
+            for (LabHost host : hosts.values()) {
+                VerbsHost.Options o = VerbsHost.Options.loopback(id + "-" + host.name(), host.eniIpv4());
+                verbsHosts.put(
+                        host.name(),
+                        VerbsHost.start(new VerbsHost.Options(
+                                o.name(), o.bindIpv4(), 0, host.eniIpv4(), plan.vni(), o.transport())));
+            }
+            for (LabHost a : hosts.values()) {
+                for (LabHost b : hosts.values()) {
+                    if (a != b) {
+                        verbsHosts
+                                .get(a.name())
+                                .addPeer(b.eniIpv4(), verbsHosts.get(b.name()).underlayAddress());
+                    }
+                }
+            }
+        }
+        return contexts.computeIfAbsent(
+                h.name(), n -> verbsHosts.get(n).device().open());
+    }
+
+    /** The in-process {@link VerbsHost} behind {@link #verbsContext} (embedded backend). */
+    public synchronized VerbsHost verbsHost(LabHost h) {
+        verbsContext(h);
+        return verbsHosts.get(h.name());
+    }
+
+    /**
      * What of this lab still exists: namespaces, containers, networks, images, threads and host
      * processes named after it. Empty once the lab has closed.
      */
@@ -243,6 +301,15 @@ public final class RunningLab implements AutoCloseable {
         }
         closed = true;
         try {
+            for (VerbsHost h : verbsHosts.values()) {
+                try {
+                    h.close(); // closes the contexts and whatever the test left open
+                } catch (RuntimeException e) {
+                    System.err.println("vrdma lab " + id + ": closing verbs host failed: " + e.getMessage());
+                }
+            }
+            verbsHosts.clear();
+            contexts.clear();
             environments.close();
         } finally {
             try {

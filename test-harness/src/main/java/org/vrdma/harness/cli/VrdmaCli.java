@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
             Resources.VpcCommand.class,
             Resources.SubnetCommand.class,
             HostCommand.class,
+            LabAgentCommand.class,
             Resources.EniCommand.class,
             Resources.SecurityGroupCommand.class,
             Resources.QosCommand.class,

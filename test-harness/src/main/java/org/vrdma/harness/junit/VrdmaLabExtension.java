@@ -12,6 +12,7 @@ import org.junit.platform.commons.support.AnnotationSupport;
 import org.vrdma.harness.backend.LabHost;
 import org.vrdma.harness.backend.LabPlan;
 import org.vrdma.harness.backend.RunningLab;
+import org.vrdma.verbs.IbvContext;
 
 /**
  * The JUnit 5 extension behind {@link VrdmaLab}, also usable programmatically:
@@ -21,7 +22,8 @@ import org.vrdma.harness.backend.RunningLab;
  * static final VrdmaLabExtension LAB = VrdmaLabExtension.builder().backend("netns").hosts(3).build();
  * </pre>
  *
- * Before each test it brings a lab up; the lab goes into the test's extension store, which JUnit
+ * Test methods take {@link RunningLab}, {@link LabHost} and {@link IbvContext} parameters (the
+ * Java verbs context of a host's ENI, embedded backend). Before each test it brings a lab up; the lab goes into the test's extension store, which JUnit
  * closes after the test whatever its outcome, and closing checks that nothing of the lab is left
  * (namespaces, containers, networks, images, processes, threads) and fails the test otherwise.
  */
@@ -112,7 +114,7 @@ public final class VrdmaLabExtension implements BeforeEachCallback, ParameterRes
     @Override
     public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
         Class<?> type = parameterContext.getParameter().getType();
-        return type == RunningLab.class || type == LabHost.class;
+        return type == RunningLab.class || type == LabHost.class || type == IbvContext.class;
     }
 
     @Override
@@ -127,23 +129,33 @@ public final class VrdmaLabExtension implements BeforeEachCallback, ParameterRes
         if (p.getType() == RunningLab.class) {
             return lab;
         }
+        LabHost host;
         Optional<VrdmaLab.Host> named = parameterContext.findAnnotation(VrdmaLab.Host.class);
         if (named.isPresent()) {
-            return lab.host(named.get().value());
+            host = lab.host(named.get().value());
+        } else {
+            // The n-th LabHost (or IbvContext) parameter is the n-th host.
+            int n = 0;
+            Parameter[] all = p.getDeclaringExecutable().getParameters();
+            for (int i = 0; i < parameterContext.getIndex(); i++) {
+                if (all[i].getType() == p.getType() && !all[i].isAnnotationPresent(VrdmaLab.Host.class)) {
+                    n++;
+                }
+            }
+            List<LabHost> hosts = lab.hosts();
+            if (n >= hosts.size()) {
+                throw new ParameterResolutionException(
+                        "the test takes more hosts than lab " + lab.plan().name() + " has (" + hosts.size() + ")");
+            }
+            host = hosts.get(n);
         }
-        // The n-th LabHost parameter is the n-th host.
-        int n = 0;
-        Parameter[] all = p.getDeclaringExecutable().getParameters();
-        for (int i = 0; i < parameterContext.getIndex(); i++) {
-            if (all[i].getType() == LabHost.class && !all[i].isAnnotationPresent(VrdmaLab.Host.class)) {
-                n++;
+        if (p.getType() == IbvContext.class) {
+            try {
+                return lab.verbsContext(host);
+            } catch (UnsupportedOperationException e) {
+                throw new ParameterResolutionException(e.getMessage(), e);
             }
         }
-        List<LabHost> hosts = lab.hosts();
-        if (n >= hosts.size()) {
-            throw new ParameterResolutionException(
-                    "the test takes more hosts than lab " + lab.plan().name() + " has (" + hosts.size() + ")");
-        }
-        return hosts.get(n);
+        return host;
     }
 }

@@ -21,6 +21,8 @@ import java.util.List;
  * @param counters totals over every ENI and port
  * @param throughput delivered goodput per host over time
  * @param queues queue depth of the busiest ports over time
+ * @param notes how the backend measured what it could not model (real-time backends: the measured
+ *     empty network behind the ideal FCT), or null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -34,6 +36,7 @@ import java.util.List;
     "flows",
     "throughput",
     "queues",
+    "notes",
     "lab"
 })
 public record LabResults(
@@ -47,9 +50,26 @@ public record LabResults(
         List<PerftestResult> perftests,
         Counters counters,
         TimeSeries throughput,
-        TimeSeries queues) {
+        TimeSeries queues,
+        List<String> notes) {
 
     public static final int FORMAT = 1;
+
+    /** Results without notes (the virtual backend's). */
+    public LabResults(
+            int format,
+            String backend,
+            long seed,
+            Lab lab,
+            long endNs,
+            List<FlowResult> flows,
+            List<SizeBucket> fctBuckets,
+            List<PerftestResult> perftests,
+            Counters counters,
+            TimeSeries throughput,
+            TimeSeries queues) {
+        this(format, backend, seed, lab, endNs, flows, fctBuckets, perftests, counters, throughput, queues, null);
+    }
 
     /**
      * One flow.
@@ -58,7 +78,10 @@ public record LabResults(
      * @param fctNs endNs - startNs, or -1
      * @param idealFctNs FCT of the flow alone on the empty network (see {@code FctMath})
      * @param slowdown fctNs / idealFctNs, or -1
+     * @param unfinished null for a finished flow; otherwise why it did not finish (still sending
+     *     when the run ended, with how much was acknowledged, or the error completion it got)
      */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record FlowResult(
             int id,
             String workload,
@@ -70,7 +93,24 @@ public record LabResults(
             long fctNs,
             long idealFctNs,
             double slowdown,
-            String cc) {}
+            String cc,
+            String unfinished) {
+        /** A flow without a reason: finished, or unfinished for no known reason. */
+        public FlowResult(
+                int id,
+                String workload,
+                String src,
+                String dst,
+                long bytes,
+                long startNs,
+                long endNs,
+                long fctNs,
+                long idealFctNs,
+                double slowdown,
+                String cc) {
+            this(id, workload, src, dst, bytes, startNs, endNs, fctNs, idealFctNs, slowdown, cc, null);
+        }
+    }
 
     /** FCT slowdown percentiles of finished flows with {@code minBytes < size <= maxBytes}. */
     public record SizeBucket(

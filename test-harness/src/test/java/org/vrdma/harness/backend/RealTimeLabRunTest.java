@@ -79,16 +79,16 @@ class RealTimeLabRunTest {
     }
 
     @Test
-    void workloadsThatOnlyTheVirtualBackendRunsAreAClearError() {
+    void perQpCongestionControlOtherThanTheEnisIsAClearError() {
         Lab lab = LabLoader.parse("""
-                {"name": "poisson", "topology": {"type": "star", "hosts": 2},
-                 "workloads": [{"type": "poisson", "cdf": "websearch", "load": 0.3}]}
+                {"name": "percc", "topology": {"type": "star", "hosts": 2},
+                 "workloads": [{"type": "poisson", "cdf": "websearch", "load": 0.3, "cc": {"algorithm": "hpcc"}}]}
                 """, false);
         try (LabRun run = LabBackends.get("embedded").start(lab)) {
             assertThatThrownBy(() -> run.run(RunProgress.NONE))
                     .isInstanceOf(LabException.class)
-                    .hasMessageContaining("workloads[0]")
-                    .hasMessageContaining("perftest");
+                    .hasMessageContaining("workloads[0].cc")
+                    .hasMessageContaining("one algorithm");
         }
     }
 }

@@ -51,4 +51,13 @@ final class LabFixtures {
             lab.transfer(client, server, TransferOptions.verifiedWrite(4 << 20)).assertByteExact();
         }
     }
+
+    /** A verbs context asked for on the netns backend: a clear resolution error, nothing left behind. */
+    static class ContextOnNetns {
+        @Test
+        @VrdmaLab(hosts = 2, backend = "netns")
+        void wantsAContext(org.vrdma.verbs.IbvContext ctx) {
+            throw new AssertionError("not reached: " + ctx);
+        }
+    }
 }

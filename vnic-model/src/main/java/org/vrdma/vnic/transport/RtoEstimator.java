@@ -49,6 +49,22 @@ public final class RtoEstimator {
         backoffShift = 0;
     }
 
+    /**
+     * Takes over another estimator's smoothed RTT and variation (a hint for an estimator without
+     * samples of its own), within this one's bounds; the back-off stays.
+     */
+    public void adopt(final RtoEstimator other) {
+        srttNs = other.srttNs;
+        rttvarNs = other.rttvarNs;
+        hasSample = other.hasSample;
+        baseRtoNs = clamp(srttNs + Math.max(GRANULARITY_NS, 4 * rttvarNs));
+    }
+
+    /** The RTO of the samples alone, without back-off or bounds other than the floor and ceiling. */
+    public long baseRtoNs() {
+        return baseRtoNs;
+    }
+
     /** The timer expired: back off. */
     public void onTimeout() {
         if (backoffShift < MAX_BACKOFF_SHIFT) {

@@ -7,6 +7,7 @@ import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.PacketCodec;
+import org.vrdma.vnic.transport.RtoEstimator;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.transport.TransportPacket;
@@ -65,6 +66,13 @@ public final class Device implements FrameSink {
     private final TransportCounters retiredQpCounters = new TransportCounters();
     private final TransportPacket rxPacket = new TransportPacket();
     private final TransportPacket txPacket = new TransportPacket();
+    /**
+     * Round trips measured by any of this device's QPs: a new QP's first timeout starts from it
+     * when that is longer than the configured initial RTO, so a connection per flow on a slow path
+     * does not time out spuriously before its own first sample.
+     */
+    private final RtoEstimator pathRtt;
+
     private final ByteBuf scratch;
     private final int headroomBytes;
     private AsyncEventHandler asyncHandler;
@@ -75,6 +83,7 @@ public final class Device implements FrameSink {
         this.name = b.name;
         this.attributes = b.attributes;
         this.config = b.config;
+        this.pathRtt = new RtoEstimator(b.config.initialRtoNs(), b.config.minRtoNs(), Long.MAX_VALUE / 4);
         this.ipv4 = b.ipv4;
         this.mac = b.mac;
         this.timers = Objects.requireNonNull(b.timers, "timers");
@@ -167,6 +176,11 @@ public final class Device implements FrameSink {
             return;
         }
         qp.onPacket(p, frame.readableBytes(), timers.nowNs());
+    }
+
+    /** Round trips sampled by this device's QPs (see {@link #pathRtt}); engine use only. */
+    RtoEstimator pathRtt() {
+        return pathRtt;
     }
 
     /** Device-wide counters: its own drops plus every queue pair, live or destroyed. */

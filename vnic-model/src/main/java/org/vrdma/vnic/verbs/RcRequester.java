@@ -60,6 +60,15 @@ final class RcRequester {
     private int srSinglePsn = -1;
 
     private int outstandingRdAtomic;
+    /**
+     * The IB local ACK timeout (4.096 µs · 2^timeout): retransmission timeouts count against
+     * {@code retry_cnt} only once this long passed without forward progress; {@link Long#MAX_VALUE}
+     * for timeout 0 (infinite).
+     */
+    private long ackTimeoutNs;
+    /** When the current ACK-timeout period began: the last forward progress, first send or counted retry. */
+    private long ackTimerStartNs;
+
     private int retryLeft;
     private int rnrRetryLeft;
 
@@ -126,6 +135,7 @@ final class RcRequester {
         rnrRetry = attr.rnrRetry;
         retryLeft = retryCnt;
         rnrRetryLeft = rnrRetry;
+        ackTimeoutNs = attr.timeout == 0 ? Long.MAX_VALUE : RtoEstimator.ceilingForTimeoutCode(attr.timeout, 0);
         final long ceiling =
                 RtoEstimator.ceilingForTimeoutCode(attr.timeout, device.config().infiniteTimeoutCeilingNs());
         rto.reset(
@@ -434,7 +444,7 @@ final class RcRequester {
             p.immData = w.immData;
             p.solicited = (w.sendFlags & SendFlags.SOLICITED) != 0;
         }
-        p.ackReq = last || retx;
+        p.ackReq = last || retx || fillsWindow(psn);
         p.psn = psn;
         // Gathered from memory straight into the frame when it is encoded.
         p.payload(w, off, len);
@@ -446,6 +456,22 @@ final class RcRequester {
             return;
         }
         emit(device.transmit(frame, counters), psn, nowNs, retx, true);
+    }
+
+    /**
+     * Whether {@code psn} fills a window smaller than the responder's ACK coalescing: then no
+     * further packet leaves until an ACK comes, and the responder would wait for more packets
+     * before it ACKs, so this one asks for the ACK. (Congestion control can shrink the window to
+     * one packet, as HPCC does in an incast; a window of at least the coalescing count always
+     * gets an ACK without asking.) The responder's coalescing is taken to be this device's.
+     */
+    private boolean fillsWindow(final int psn) {
+        final int windowPackets = window.windowPackets();
+        if (windowPackets >= device.config().ackCoalescePackets()) {
+            return false;
+        }
+        final int inFlight = Psn.diff(Psn.max(sndMax, Psn.next(psn)), sndUna) - sackedCount;
+        return inFlight >= windowPackets;
     }
 
     /** Asks for the responses {@code startPsn..endPsn} of {@code w}: that part of the remote buffer. */
@@ -505,7 +531,21 @@ final class RcRequester {
             rttSampleSentNs = nowNs;
         }
         if (!rtoArmed) {
+            ackTimerStartNs = nowNs;
+            adoptPathRtt();
             restartRto(nowNs);
+        }
+    }
+
+    /**
+     * Before its own first RTT sample, the QP times out no sooner than the round trips its device
+     * measured on other QPs suggest: a connection per flow otherwise starts every flow with the
+     * configured initial RTO, which a slow path (a loaded host) exceeds by far.
+     */
+    private void adoptPathRtt() {
+        final RtoEstimator path = device.pathRtt();
+        if (!rto.hasSample() && path.hasSample() && path.baseRtoNs() > rto.baseRtoNs()) {
+            rto.adopt(path);
         }
     }
 
@@ -722,6 +762,7 @@ final class RcRequester {
             if (rttSampling && Psn.le(rttSamplePsn, a)) {
                 rttNs = nowNs - rttSampleSentNs;
                 rto.onRttSample(rttNs);
+                device.pathRtt().onRttSample(rttNs);
                 rttSampling = false;
             }
             window.source().onAck(nowNs, (long) newly * pmtu, rttNs, false);
@@ -780,6 +821,7 @@ final class RcRequester {
         }
         sndUna = newUna;
         retryLeft = retryCnt;
+        ackTimerStartNs = nowNs;
         rnrRetryLeft = rnrRetry;
         if (inRecovery && Psn.ge(sndUna, recoveryPoint)) {
             inRecovery = false;
@@ -884,9 +926,16 @@ final class RcRequester {
 
     // ---------------------------------------------------------------- timers
 
+    /**
+     * Arms the retransmission timer: the adaptive RTO, but no later than the end of the current ACK
+     * timeout period, so a retry counts against {@code retry_cnt} when hardware's timer would expire.
+     */
     private void restartRto(final long nowNs) {
         rtoArmed = true;
         rtoDeadlineNs = nowNs + rto.rtoNs();
+        if (ackTimeoutNs != Long.MAX_VALUE) {
+            rtoDeadlineNs = Math.min(rtoDeadlineNs, Math.max(nowNs, ackTimerStartNs + ackTimeoutNs));
+        }
         if (rtoTimerId == TimerService.NO_TIMER) {
             rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
         }
@@ -913,6 +962,7 @@ final class RcRequester {
             rnrTimerId = TimerService.NO_TIMER;
             rnrWait = false;
             if (sndUna != sndMax) {
+                ackTimerStartNs = nowNs;
                 restartRto(nowNs);
             }
             progress(nowNs);
@@ -943,11 +993,16 @@ final class RcRequester {
             return;
         }
         counters.timeouts++;
-        if (retryLeft == 0) {
-            failAt(sndUna, WcStatus.RETRY_EXC_ERR);
-            return;
+        // The adaptive RTO only resends early; a retry is spent when the ACK timeout expired, as on
+        // hardware, so a path slower than the RTO (a descheduled event loop) costs no retries.
+        if (nowNs - ackTimerStartNs >= ackTimeoutNs) {
+            if (retryLeft == 0) {
+                failAt(sndUna, WcStatus.RETRY_EXC_ERR);
+                return;
+            }
+            retryLeft--;
+            ackTimerStartNs = nowNs;
         }
-        retryLeft--;
         rto.onTimeout();
         window.source().onTimeout(nowNs);
         syncCcTimer();

@@ -56,6 +56,8 @@ final class RcResponder {
     private boolean nakSent;
     private boolean rnrNakPending;
     private int unacked;
+    /** A duplicate asked for an ACK: it leaves with the deferred ACK, one for a burst of duplicates. */
+    private boolean duplicateAckOwed;
     /** The deferred ACK's timer: an ACK a packet asked for leaves after the packets received with it. */
     private long ackTimerId = TimerService.NO_TIMER;
 
@@ -93,6 +95,7 @@ final class RcResponder {
         nakSent = false;
         rnrNakPending = false;
         unacked = 0;
+        duplicateAckOwed = false;
         ackTimerId = TimerService.NO_TIMER;
         received.clearAll();
         endsMessage.clearAll();
@@ -339,7 +342,14 @@ final class RcResponder {
         final boolean jumped = drainPlaced();
         if (unacked >= ackCoalesce || jumped) {
             sendAck();
-        } else if (p.ackReq && ackTimerId == TimerService.NO_TIMER) {
+        } else if (p.ackReq) {
+            deferAck();
+        }
+    }
+
+    /** Sends the ACK at the end of this turn of the device's thread (a timer due now). */
+    private void deferAck() {
+        if (ackTimerId == TimerService.NO_TIMER) {
             final TimerService timers = device.timers();
             ackTimerId = timers.scheduleAt(timers.nowNs(), qp);
         }
@@ -351,7 +361,7 @@ final class RcResponder {
             return false;
         }
         ackTimerId = TimerService.NO_TIMER;
-        if (unacked > 0) {
+        if (unacked > 0 || duplicateAckOwed) {
             sendAck();
         }
         return true;
@@ -412,7 +422,10 @@ final class RcResponder {
             }
             // Too old to replay: executing it again would break atomicity, so stay silent.
         } else if (p.ackReq) {
-            sendAck();
+            // A requester's timeout resends everything outstanding, each packet asking for an ACK:
+            // the duplicates of one receive burst get one ACK at the end of the turn, not one each.
+            duplicateAckOwed = true;
+            deferAck();
         }
     }
 
@@ -601,6 +614,7 @@ final class RcResponder {
 
     private void sendAck() {
         unacked = 0;
+        duplicateAckOwed = false;
         sendAckPacket(Aeth.ACK, Psn.prev(ePsn), msn);
     }
 

@@ -148,6 +148,11 @@ final class Fabric implements AutoCloseable {
 
     /** Connects an RC QP on A with one on B; both in RTS. Returns {A's, B's}. */
     QueuePair[] connectRc(final RecoveryMode mode, final QpCap cap, final Mtu mtu) {
+        return connectRc(mode, cap, mtu, 10);
+    }
+
+    /** Like {@link #connectRc(RecoveryMode, QpCap, Mtu)} with the ACK timeout code {@code timeout}. */
+    QueuePair[] connectRc(final RecoveryMode mode, final QpCap cap, final Mtu mtu, final int timeout) {
         final QpInitAttr ia = QpInitAttr.of(QpType.RC, a.cq);
         ia.recoveryMode = mode;
         ia.cap = cap.copy();
@@ -156,8 +161,8 @@ final class Fabric implements AutoCloseable {
         ib.cap = cap.copy();
         final QueuePair qa = a.ctx.createQueuePair(a.pd, ia);
         final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
-        toRts(qa, qb.qpNum(), IP_B, 0xB, mtu, 0x100, 0x200);
-        toRts(qb, qa.qpNum(), IP_A, 0xA, mtu, 0x200, 0x100);
+        RcConnector.connect(qa, qb.qpNum(), IP_B, 0xB, mtu, 0x100, 0x200, timeout);
+        RcConnector.connect(qb, qa.qpNum(), IP_A, 0xA, mtu, 0x200, 0x100, timeout);
         qps.add(qa);
         qps.add(qb);
         return new QueuePair[] {qa, qb};

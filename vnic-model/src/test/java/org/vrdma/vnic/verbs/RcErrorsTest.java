@@ -63,7 +63,8 @@ class RcErrorsTest {
             assertThat(c).extracting(w -> w.wrId).containsExactly(1L, 2L);
             assertThat(qp[0].state()).isEqualTo(QpState.ERR);
             final TransportCounters k = qp[0].counters();
-            assertThat(k.timeouts).isEqualTo(8); // retry_cnt 7: the first timeout plus seven retries
+            // The RTO resends early at 1 and 3 ms; then eight ACK timeouts: seven retries, the eighth fails.
+            assertThat(k.timeouts).isEqualTo(10);
             assertThat(k.retransmittedPackets).isGreaterThanOrEqualTo(7);
         }
     }
@@ -77,8 +78,11 @@ class RcErrorsTest {
             post(qp[0], WrOpcode.SEND, 1, f, 10);
             f.runUntil(() -> f.a.cq.size() == 1, 10_000_000_000L);
             final long elapsed = f.scheduler.nowNs() - start;
-            // initial 1 ms capped at 4.096 µs·2^10 = 4.19 ms: 1 + 2 + 4 + 4.19·5 ≈ 28 ms
-            assertThat(elapsed).isBetween(25_000_000L, 32_000_000L);
+            // The RTO (initial 1 ms, doubling) resends at 1 and 3 ms, then no later than each ACK
+            // timeout (4.096 µs·2^10 = 4.19 ms); each of those spends a retry: 7 retries, and the
+            // eighth expiry fails the request at 8 · 4.19 = 33.6 ms.
+            assertThat(elapsed).isBetween(8 * (4096L << 10), 8 * (4096L << 10) + 100_000L);
+            assertThat(qp[0].counters().timeouts).isEqualTo(10);
         }
     }
 

@@ -69,6 +69,25 @@ public final class LabRunner {
         return outcomes;
     }
 
+    /** At most {@code max} unfinished flows, one line each with the reason, then how many more. */
+    static List<String> unfinished(LabResults r, int max) {
+        List<String> out = new ArrayList<>();
+        int count = 0;
+        for (LabResults.FlowResult f : r.flows()) {
+            if (f.endNs() >= 0) {
+                continue;
+            }
+            if (++count <= max) {
+                out.add("flow " + f.id() + " " + f.src() + " -> " + f.dst() + ", " + f.bytes() + " B: "
+                        + (f.unfinished() == null ? "reason unknown" : f.unfinished()));
+            }
+        }
+        if (count > max) {
+            out.add("... and " + (count - max) + " more (flows.csv lists every one)");
+        }
+        return out;
+    }
+
     static String summary(LabResults r, double wallSeconds) {
         LabResults.Counters c = r.counters();
         StringBuilder sb = new StringBuilder(String.format(
@@ -83,6 +102,14 @@ public final class LabRunner {
                 c.cnpsSent(),
                 c.ecnMarks(),
                 c.bufferDrops() + c.injectedLosses()));
+        if (r.notes() != null) {
+            for (String n : r.notes()) {
+                sb.append(System.lineSeparator()).append("  note: ").append(n);
+            }
+        }
+        for (String u : unfinished(r, 5)) {
+            sb.append(System.lineSeparator()).append("  unfinished: ").append(u);
+        }
         for (LabResults.PerftestResult p : r.perftests()) {
             sb.append(String.format(
                     Locale.ROOT,
@@ -163,7 +190,18 @@ public final class LabRunner {
             LabResults r = o.results();
             html.heading(o.label());
             html.code("./vrdma lab run " + o.dir().resolve("results.json"));
+            if (r.notes() != null) {
+                for (String n : r.notes()) {
+                    html.paragraph(n);
+                }
+            }
             html.counters(r.counters());
+            List<String> unfinished = unfinished(r, 50);
+            if (!unfinished.isEmpty()) {
+                html.paragraph("Unfinished flows ("
+                        + (r.counters().flowsStarted() - r.counters().flowsFinished()) + "), with the reason:");
+                html.code(String.join("\n", unfinished));
+            }
             if (!r.fctBuckets().isEmpty()) {
                 html.buckets(r.fctBuckets());
             }

@@ -34,8 +34,8 @@ public final class ResultsWriter {
             Files.writeString(dir.resolve("results.json"), json(r));
             // The lab beside the CSV files, seed included: ./vrdma lab run lab.json replays them too.
             Files.writeString(dir.resolve("lab.json"), LabLoader.toJson(r.lab()) + "\n");
-            StringBuilder flows =
-                    new StringBuilder("id,workload,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,cc\n");
+            StringBuilder flows = new StringBuilder(
+                    "id,workload,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_fct_ns,slowdown,cc,unfinished\n");
             for (LabResults.FlowResult f : r.flows()) {
                 flows.append(f.id())
                         .append(',')
@@ -58,6 +58,11 @@ public final class ResultsWriter {
                         .append(num(f.slowdown()))
                         .append(',')
                         .append(f.cc())
+                        .append(',')
+                        .append(
+                                f.unfinished() == null
+                                        ? ""
+                                        : '"' + f.unfinished().replace("\"", "'") + '"')
                         .append('\n');
             }
             Files.writeString(dir.resolve("flows.csv"), flows);

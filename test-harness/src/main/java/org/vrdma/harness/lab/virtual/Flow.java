@@ -29,6 +29,9 @@ final class Flow {
     int outstanding;
     long endNs = -1;
     boolean failed;
+    /** The error completion of a failed flow. */
+    org.vrdma.vnic.verbs.WcStatus failure;
+
     long idealFctNs;
 
     final IntTelemetry lastInt = new IntTelemetry();

@@ -307,6 +307,7 @@ final class FlowEngine {
         f.outstanding--;
         if (wc.status != WcStatus.SUCCESS) {
             f.failed = true;
+            f.failure = wc.status;
             finish(f, nowNs);
             return;
         }
@@ -537,9 +538,22 @@ final class FlowEngine {
                     fct,
                     f.idealFctNs,
                     Percentiles.round(FctMath.slowdown(fct, f.idealFctNs)),
-                    f.ccName));
+                    f.ccName,
+                    unfinishedReason(f)));
         }
         return out;
+    }
+
+    /** Why {@code f} did not finish, or null if it did. */
+    private static String unfinishedReason(Flow f) {
+        if (f.failed) {
+            return "failed with " + f.failure + " (" + f.completedBytes + " of " + f.bytes + " bytes acknowledged)";
+        }
+        if (f.endNs < 0) {
+            return "still sending at the end of the drain time (" + f.completedBytes + " of " + f.bytes
+                    + " bytes acknowledged)";
+        }
+        return null;
     }
 
     List<LabResults.PerftestResult> perftestResults() {
