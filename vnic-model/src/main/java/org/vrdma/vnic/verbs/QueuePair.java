@@ -296,6 +296,13 @@ public final class QueuePair implements TimerHandler {
         }
     }
 
+    /** Sends the responder's deferred, requested ACK before this QP's next request (RC only). */
+    void flushRequestedAck() {
+        if (responder != null) {
+            responder.flushRequestedAck();
+        }
+    }
+
     @Override
     public String toString() {
         return "QueuePair{qpn=" + qpNum + ", " + type + ", " + attr.qpState + ", " + requester + '}';

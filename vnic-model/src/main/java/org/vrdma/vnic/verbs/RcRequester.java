@@ -406,6 +406,7 @@ final class RcRequester {
     }
 
     private void sendData(final SendWqe w, final int pktIdx, final int psn, final long nowNs, final boolean retx) {
+        qp.flushRequestedAck();
         final TransportPacket p = device.txPacket();
         qp.fillRcHeaders(p);
         final int n = w.numPackets;
@@ -477,6 +478,7 @@ final class RcRequester {
     /** Asks for the responses {@code startPsn..endPsn} of {@code w}: that part of the remote buffer. */
     private void sendReadRequest(
             final SendWqe w, final int startPsn, final int endPsn, final long nowNs, final boolean retx) {
+        qp.flushRequestedAck();
         final TransportPacket p = device.txPacket();
         qp.fillRcHeaders(p);
         final long off = (long) Psn.diff(startPsn, w.firstPsn) * pmtu;
@@ -496,6 +498,7 @@ final class RcRequester {
     }
 
     private void sendAtomic(final SendWqe w, final long nowNs, final boolean retx) {
+        qp.flushRequestedAck();
         final TransportPacket p = device.txPacket();
         qp.fillRcHeaders(p);
         final boolean cas = w.opcode == WrOpcode.ATOMIC_CMP_AND_SWP;

@@ -355,6 +355,18 @@ final class RcResponder {
         }
     }
 
+    /**
+     * Sends now an ACK that was asked for and is still deferred to the end of this turn, because
+     * this QP is about to send a request: the ACK must not trail it. Hardware ACKs a message
+     * before the application can even see it; an application's answer overtaking the ACK of
+     * the message it answers would reach the peer's receive CQ before its send CQ.
+     */
+    void flushRequestedAck() {
+        if (ackTimerId != TimerService.NO_TIMER && (unacked > 0 || duplicateAckOwed)) {
+            sendAck(); // the timer still fires, and finds nothing owed
+        }
+    }
+
     /** Handles the deferred ACK's timer; false if {@code timerId} is not it. */
     boolean onTimer(final long timerId) {
         if (timerId != ackTimerId) {
