@@ -36,6 +36,7 @@ fi
 # shellcheck source=.ci/docker-engine.sh
 . .ci/docker-engine.sh
 vrdma_docker_engine
+trap vrdma_docker_engine_stop EXIT
 
 echo "test.sh: JDK $JAVA_HOME; running mvn verify" >&2
-exec mvn -B -ntp verify "$@"
+mvn -B -ntp verify "$@"
