@@ -1,12 +1,7 @@
 package org.vrdma.shim;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.vrdma.vnic.verbs.AsyncEventType;
 
 /**
@@ -29,60 +24,27 @@ final class AsyncEventStream {
 
     private record Event(int type, int kind, int handle) {}
 
-    private final BlockingQueue<Event> events = new ArrayBlockingQueue<>(QUEUE);
-    private volatile boolean live = true;
-    private volatile SocketChannel stream;
-    /** Events lost because the application did not read its async_fd; device thread only. */
-    private long dropped;
+    private final EventStream<Event> events = new EventStream<>(
+            QUEUE,
+            16,
+            (e, out) -> out.putInt(e.type).putInt(e.kind).putInt(e.handle).putInt(0));
 
     /** Device thread: one event about the object {@code handle} of {@code kind}. */
     void onEvent(final AsyncEventType type, final int kind, final int handle) {
-        if (!events.offer(new Event(eventType(type), kind, handle))) {
-            dropped++;
-        }
+        events.offer(new Event(eventType(type), kind, handle));
     }
 
     long dropped() {
-        return dropped;
+        return events.dropped();
     }
 
     /** Connection thread: writes events until {@link #shutdown} or the peer goes away. */
     void stream(final SocketChannel ch) throws IOException {
-        stream = ch;
-        final ByteBuffer out = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
-        try {
-            while (live && ch.isOpen()) {
-                final Event e;
-                try {
-                    e = events.poll(200, TimeUnit.MILLISECONDS);
-                } catch (final InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-                if (e == null) {
-                    continue;
-                }
-                out.clear();
-                out.putInt(e.type).putInt(e.kind).putInt(e.handle).putInt(0).flip();
-                while (out.hasRemaining()) {
-                    ch.write(out);
-                }
-            }
-        } finally {
-            ch.close();
-        }
+        events.stream(ch);
     }
 
     void shutdown() {
-        live = false;
-        final SocketChannel s = stream;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (final IOException e) {
-                // closing anyway
-            }
-        }
+        events.shutdown();
     }
 
     /** {@code enum ibv_event_type} value. */

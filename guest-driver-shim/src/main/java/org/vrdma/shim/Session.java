@@ -9,16 +9,12 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.vrdma.shim.VnicControlServer.Response;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
@@ -496,11 +492,9 @@ final class Session {
         final int handle;
         final CompletionChannel channel;
         final long token;
-        private final BlockingQueue<Long> events = new ArrayBlockingQueue<>(EVENT_QUEUE);
-        private volatile boolean live = true;
-        private volatile SocketChannel stream;
-        /** Events lost because the application did not read its channel. */
-        private long dropped;
+        /** CQ cookies, 8 bytes each on the channel's connection. */
+        private final EventStream<Long> events =
+                new EventStream<>(EVENT_QUEUE, Long.BYTES, (cookie, out) -> out.putLong(cookie));
 
         Channel(final int handle, final CompletionChannel channel, final long token) {
             this.handle = handle;
@@ -516,9 +510,7 @@ final class Session {
                 return;
             }
             entry.unacked++;
-            if (!events.offer(entry.cookie)) {
-                dropped++;
-            }
+            events.offer(entry.cookie);
         }
 
         /**
@@ -526,53 +518,21 @@ final class Session {
          * acknowledgement by the vNIC: the library counts acknowledgements itself.
          */
         void onRingEvent(final Cq entry) {
-            if (!events.offer(entry.cookie)) {
-                dropped++;
-            }
+            events.offer(entry.cookie);
         }
 
         /** Connection thread: writes events until the channel is destroyed or the peer goes away. */
         void streamEvents(final SocketChannel ch) throws IOException {
-            stream = ch;
-            final ByteBuffer out = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-            try {
-                while (live && ch.isOpen()) {
-                    final Long cookie;
-                    try {
-                        cookie = events.poll(200, TimeUnit.MILLISECONDS);
-                    } catch (final InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                    if (cookie == null) {
-                        continue;
-                    }
-                    out.clear();
-                    out.putLong(cookie).flip();
-                    while (out.hasRemaining()) {
-                        ch.write(out);
-                    }
-                }
-            } finally {
-                ch.close();
-            }
+            events.stream(ch);
         }
 
         /** Drops events of one CQ not yet written to the application. */
         void forget(final long cookie) {
-            events.removeIf(e -> e == cookie);
+            events.forget(e -> e == cookie);
         }
 
         void shutdown() {
-            live = false;
-            final SocketChannel s = stream;
-            if (s != null) {
-                try {
-                    s.close();
-                } catch (final IOException e) {
-                    LOG.log(Level.DEBUG, "closing channel stream", e);
-                }
-            }
+            events.shutdown();
         }
     }
 
