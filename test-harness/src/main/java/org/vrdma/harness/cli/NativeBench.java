@@ -18,8 +18,11 @@ final class NativeBench {
             out.flush();
             return;
         }
-        // About the duration at this machine's pace (64 KiB WRITEs and 2 B round trips per second).
-        int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 * 1000 * 65536 / sizeBytes));
+        // About half the duration at the Java path's measured pace: a run of a fraction of a second
+        // is mostly connection setup, memory registration and JIT compilation of the ring code,
+        // whose CPU then lands on few WRITEs.
+        double javaWritesPerSecond = Math.max(1000.0 * 65536 / sizeBytes, javaGbps * 1e9 / 8 / sizeBytes);
+        int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 * javaWritesPerSecond / 2));
         int latencyIterations = (int) Math.max(200, Math.min(20_000, durationNs / 1e9 * 1000));
         NativePerftestBench.Result r;
         try (NativePerftestBench bench = NativePerftestBench.start(lib)) {
