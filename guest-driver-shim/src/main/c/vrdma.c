@@ -1253,11 +1253,6 @@ static int ring_create(const char *name, size_t bytes, uint8_t **map)
 	return fd;
 }
 
-static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
-{
-	return (uint32_t *)(ring + off);
-}
-
 /* ---------------------------------------------------------------- CQs */
 
 EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,

@@ -38,11 +38,6 @@
 #define VR_SLEEP_FIRST_NS 100000L
 #define VR_SLEEP_MAX_NS 1000000L
 
-static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
-{
-	return (uint32_t *)(ring + off);
-}
-
 /* ---------------------------------------------------------------- arming */
 
 int vr_cq_arm(uint8_t *ring, int solicited_only)

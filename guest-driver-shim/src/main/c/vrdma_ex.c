@@ -22,11 +22,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
-{
-	return (uint32_t *)(ring + off);
-}
-
 /* ---------------------------------------------------------------- extended CQs */
 
 struct vr_cq_ex_state {

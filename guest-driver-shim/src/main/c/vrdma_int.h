@@ -58,4 +58,10 @@ void vr_async_untrack(struct ibv_context *ctx, uint32_t kind, uint32_t handle);
 struct ibv_cq_ex *vr_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 void vr_qp_ex_init(struct ibv_qp *qp, uint64_t send_ops_flags);
 
+/* A 32-bit counter or word at byte offset off of a shared ring. */
+static inline uint32_t *ring_u32(uint8_t *ring, size_t off)
+{
+	return (uint32_t *)(ring + off);
+}
+
 #endif
