@@ -1589,6 +1589,35 @@ static void write_rq_wqe(uint8_t *slot, const struct ibv_recv_wr *wr)
 	}
 }
 
+/*
+ * Writes the chain *wrp into a receive ring (a QP's or an SRQ's) while it has room, advancing
+ * *prod; stops at the first request it refuses (EINVAL: too many SGEs, ENOMEM: ring full), left
+ * in *wrp for the caller's bad_wr. The caller holds the ring's lock and publishes *prod.
+ */
+static int write_rq_wqes(struct ibv_recv_wr **wrp, uint8_t *slots, uint8_t *ring, size_t cons_off,
+			 uint32_t *prod, uint32_t capacity, uint32_t mask, uint32_t stride,
+			 uint32_t max_sge)
+{
+	struct ibv_recv_wr *wr;
+
+	for (wr = *wrp; wr; wr = wr->next) {
+		uint32_t cons = __atomic_load_n(ring_u32(ring, cons_off), __ATOMIC_ACQUIRE);
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			*wrp = wr;
+			return EINVAL;
+		}
+		if (*prod - cons >= capacity) {
+			*wrp = wr;
+			return ENOMEM;
+		}
+		write_rq_wqe(slots + (size_t)(*prod & mask) * stride, wr);
+		(*prod)++;
+	}
+	*wrp = NULL;
+	return 0;
+}
+
 static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct vr_qp *qp = (struct vr_qp *)ibqp;
@@ -1603,19 +1632,8 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 	}
 	pthread_spin_lock(&qp->rq_lock);
 	start = qp->rq_prod;
-	for (; wr; wr = wr->next) {
-		uint32_t cons = __atomic_load_n(ring_u32(qp->ring, VR_RQ_CONS), __ATOMIC_ACQUIRE);
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge) {
-			ret = EINVAL;
-			break;
-		}
-		if (qp->rq_prod - cons >= qp->rq_entries) {
-			ret = ENOMEM;
-			break;
-		}
-		write_rq_wqe(rq + (size_t)(qp->rq_prod & mask) * qp->rq_stride, wr);
-		qp->rq_prod++;
-	}
+	ret = write_rq_wqes(&wr, rq, qp->ring, VR_RQ_CONS, &qp->rq_prod, qp->rq_entries, mask,
+			    qp->rq_stride, qp->max_recv_sge);
 	if (qp->rq_prod != start)
 		__atomic_store_n(ring_u32(qp->ring, VR_RQ_PROD), qp->rq_prod, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&qp->rq_lock);
@@ -2196,19 +2214,8 @@ static int vr_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struc
 
 	pthread_spin_lock(&srq->lock);
 	start = srq->prod;
-	for (; wr; wr = wr->next) {
-		uint32_t cons = __atomic_load_n(ring_u32(srq->ring, VR_SRQ_CONS), __ATOMIC_ACQUIRE);
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
-			ret = EINVAL;
-			break;
-		}
-		if (srq->prod - cons >= srq->max_wr) {
-			ret = ENOMEM;
-			break;
-		}
-		write_rq_wqe(slots + (size_t)(srq->prod & mask) * srq->stride, wr);
-		srq->prod++;
-	}
+	ret = write_rq_wqes(&wr, slots, srq->ring, VR_SRQ_CONS, &srq->prod, srq->max_wr, mask,
+			    srq->stride, srq->max_sge);
 	if (srq->prod != start)
 		__atomic_store_n(ring_u32(srq->ring, VR_SRQ_PROD), srq->prod, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&srq->lock);
