@@ -4,13 +4,16 @@ import java.util.Arrays;
 
 /**
  * The pending timers of both drivers (the virtual-time scheduler and the real-time event-loop timer
- * service), ordered by deadline, then by the order they were added: a 4-ary min-heap whose entries (deadline, sequence number, id) sit in primitive
- * arrays in heap order, so a sift compares neighbouring longs instead of chasing slot indices, and
- * nothing is allocated per event once the arrays have grown to the working size.
+ * service), ordered by deadline, then by the order they were added: a 4-ary min-heap whose entries
+ * sit in two primitive arrays in heap order, the deadline and a key of the sequence number (upper
+ * 40 bits) and the handler's slot (lower 24 bits), so a sift compares and moves two neighbouring
+ * longs per entry instead of chasing slot indices, and nothing is allocated per event once the
+ * arrays have grown to the working size.
  *
- * <p>Cancelling is lazy: the handler's slot is freed at once and its generation bumped, and the
- * stale heap entry is dropped when it reaches the top (or when stale entries outnumber live ones,
- * by one rebuild). The order of the live events is a total order on (deadline, sequence), so
+ * <p>Cancelling is lazy: the id dies at once (the slot's handler is cleared and its generation
+ * bumped), and the stale heap entry is dropped when it reaches the top (or when stale entries
+ * outnumber live ones, by one rebuild); only then is its slot reused, so an entry's slot always
+ * tells whether it is stale. The order of the live events is a total order on (deadline, sequence), so
  * neither the heap's shape nor the cancellations change which event runs next: the same inputs
  * always give the same sequence of events.
  *
@@ -20,16 +23,20 @@ import java.util.Arrays;
 public final class EventHeap {
     private static final int INITIAL_CAPACITY = 64;
     private static final int MIN_PURGE = 1024;
+    private static final int SLOT_BITS = 24;
+    private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
+    /** Slots a heap can have: the key holds a slot in its lower 24 bits. */
+    static final int MAX_SLOTS = 1 << SLOT_BITS;
 
-    // Heap order: entry i has children 4i+1 .. 4i+4.
+    // Heap order: entry i has children 4i+1 .. 4i+4. key = sequence << 24 | slot.
     private long[] deadlineNs;
-    private long[] sequence;
-    private long[] ids;
+    private long[] keys;
     private int heapSize;
     private int stale;
     private long nextSequence;
 
-    // Per slot: the handler of a pending event (null when free) and the slot's current generation.
+    // Per slot: the handler of a pending event (null when free or cancelled) and the slot's current
+    // generation. A cancelled slot is reused only once its heap entry is gone.
     private TimerHandler[] handlers;
     private int[] generation;
     private int[] freeSlots;
@@ -43,8 +50,7 @@ public final class EventHeap {
     public EventHeap(int initialCapacity) {
         int capacity = Math.max(4, initialCapacity);
         deadlineNs = new long[capacity];
-        sequence = new long[capacity];
-        ids = new long[capacity];
+        keys = new long[capacity];
         handlers = new TimerHandler[capacity];
         generation = new int[capacity];
         freeSlots = new int[capacity];
@@ -57,12 +63,11 @@ public final class EventHeap {
         }
         int slot = allocateSlot();
         handlers[slot] = handler;
-        long id = ((long) generation[slot] << 32) | (slot + 1L);
         if (heapSize == deadlineNs.length) {
             growHeap();
         }
-        siftUp(heapSize++, deadline, nextSequence++, id);
-        return id;
+        siftUp(heapSize++, deadline, nextSequence++ << SLOT_BITS | slot);
+        return idOf(slot);
     }
 
     /** Removes a pending event; false when the id is not pending. */
@@ -71,7 +76,7 @@ public final class EventHeap {
         if (slot < 0) {
             return false;
         }
-        releaseSlot(slot);
+        kill(slot);
         stale++;
         if (stale > MIN_PURGE && stale > heapSize >>> 1) {
             purge();
@@ -102,13 +107,13 @@ public final class EventHeap {
     /** Id of the earliest event, or {@link TimerService#NO_TIMER} when empty. */
     public long peekId() {
         dropStaleTop();
-        return heapSize == 0 ? TimerService.NO_TIMER : ids[0];
+        return heapSize == 0 ? TimerService.NO_TIMER : idOf(slotOf(keys[0]));
     }
 
     /** Handler of the earliest event (for tracing), or null when empty. */
     public TimerHandler peekHandler() {
         dropStaleTop();
-        return heapSize == 0 ? null : handlers[(int) ids[0] - 1];
+        return heapSize == 0 ? null : handlers[slotOf(keys[0])];
     }
 
     /**
@@ -122,13 +127,22 @@ public final class EventHeap {
         if (heapSize == 0) {
             return TimerService.NO_TIMER;
         }
-        long id = ids[0];
+        int slot = slotOf(keys[0]);
+        long id = idOf(slot);
         removeTop();
-        int slot = (int) id - 1;
         TimerHandler handler = handlers[slot];
-        releaseSlot(slot);
+        kill(slot);
+        freeSlots[freeCount++] = slot;
         handler.onTimer(nowNs, id);
         return id;
+    }
+
+    private static int slotOf(long key) {
+        return (int) (key & SLOT_MASK);
+    }
+
+    private long idOf(int slot) {
+        return ((long) generation[slot] << 32) | (slot + 1L);
     }
 
     private int pendingSlot(long timerId) {
@@ -143,13 +157,13 @@ public final class EventHeap {
         return handlers[slot] != null && generation[slot] == (int) (timerId >>> 32) ? slot : -1;
     }
 
-    private boolean isStale(long id) {
-        int slot = (int) id - 1;
-        return generation[slot] != (int) (id >>> 32) || handlers[slot] == null;
+    private boolean isStale(long key) {
+        return handlers[slotOf(key)] == null;
     }
 
     private void dropStaleTop() {
-        while (stale > 0 && heapSize > 0 && isStale(ids[0])) {
+        while (stale > 0 && heapSize > 0 && isStale(keys[0])) {
+            freeSlots[freeCount++] = slotOf(keys[0]);
             removeTop();
             stale--;
         }
@@ -160,7 +174,10 @@ public final class EventHeap {
             return freeSlots[--freeCount];
         }
         if (slotsInUse == handlers.length) {
-            int capacity = handlers.length * 2;
+            if (slotsInUse == MAX_SLOTS) {
+                throw new IllegalStateException("more than " + MAX_SLOTS + " pending timers");
+            }
+            int capacity = Math.min(MAX_SLOTS, handlers.length * 2);
             handlers = Arrays.copyOf(handlers, capacity);
             generation = Arrays.copyOf(generation, capacity);
             freeSlots = Arrays.copyOf(freeSlots, capacity);
@@ -168,18 +185,17 @@ public final class EventHeap {
         return slotsInUse++;
     }
 
-    private void releaseSlot(int slot) {
+    /** Ends the slot's id: no handler, a new generation. The caller frees the slot when its entry is gone. */
+    private void kill(int slot) {
         handlers[slot] = null;
         // Keep ids positive: the generation lives in the upper 31 bits.
         generation[slot] = (generation[slot] + 1) & 0x7FFF_FFFF;
-        freeSlots[freeCount++] = slot;
     }
 
     private void growHeap() {
         int capacity = deadlineNs.length * 2;
         deadlineNs = Arrays.copyOf(deadlineNs, capacity);
-        sequence = Arrays.copyOf(sequence, capacity);
-        ids = Arrays.copyOf(ids, capacity);
+        keys = Arrays.copyOf(keys, capacity);
     }
 
     /**
@@ -194,8 +210,7 @@ public final class EventHeap {
             return;
         }
         long[] dl = deadlineNs;
-        long[] sq = sequence;
-        long[] id = ids;
+        long[] ks = keys;
         int hole = 0;
         while (true) {
             int first = (hole << 2) + 1;
@@ -204,46 +219,45 @@ public final class EventHeap {
             }
             int best = first;
             long bd = dl[first];
+            long bk = ks[first];
             int end = Math.min(first + 4, last);
             for (int c = first + 1; c < end; c++) {
                 long cd = dl[c];
-                if (cd < bd || (cd == bd && sq[c] < sq[best])) {
+                if (cd < bd || (cd == bd && ks[c] < bk)) {
                     best = c;
                     bd = cd;
+                    bk = ks[c];
                 }
             }
             dl[hole] = bd;
-            sq[hole] = sq[best];
-            id[hole] = id[best];
+            ks[hole] = bk;
             hole = best;
         }
-        siftUp(hole, dl[last], sq[last], id[last]);
+        siftUp(hole, dl[last], ks[last]);
     }
 
-    /** Places (d, s, id) at {@code position} or above it. */
-    private void siftUp(int position, long d, long s, long id) {
+    /** Places (d, k) at {@code position} or above it. */
+    private void siftUp(int position, long d, long k) {
         long[] dl = deadlineNs;
-        long[] sq = sequence;
+        long[] ks = keys;
         while (position > 0) {
             int parent = (position - 1) >>> 2;
             long pd = dl[parent];
-            if (pd < d || (pd == d && sq[parent] < s)) {
+            if (pd < d || (pd == d && ks[parent] < k)) {
                 break;
             }
             dl[position] = pd;
-            sq[position] = sq[parent];
-            ids[position] = ids[parent];
+            ks[position] = ks[parent];
             position = parent;
         }
         dl[position] = d;
-        sq[position] = s;
-        ids[position] = id;
+        ks[position] = k;
     }
 
-    /** Places (d, s, id) at {@code position} or below it, among the first {@code heapSize} entries. */
-    private void siftDown(int position, long d, long s, long id) {
+    /** Places (d, k) at {@code position} or below it, among the first {@code heapSize} entries. */
+    private void siftDown(int position, long d, long k) {
         long[] dl = deadlineNs;
-        long[] sq = sequence;
+        long[] ks = keys;
         int n = heapSize;
         while (true) {
             int first = (position << 2) + 1;
@@ -252,42 +266,43 @@ public final class EventHeap {
             }
             int best = first;
             long bd = dl[first];
+            long bk = ks[first];
             int end = Math.min(first + 4, n);
             for (int c = first + 1; c < end; c++) {
                 long cd = dl[c];
-                if (cd < bd || (cd == bd && sq[c] < sq[best])) {
+                if (cd < bd || (cd == bd && ks[c] < bk)) {
                     best = c;
                     bd = cd;
+                    bk = ks[c];
                 }
             }
-            if (d < bd || (d == bd && s < sq[best])) {
+            if (d < bd || (d == bd && k < bk)) {
                 break;
             }
             dl[position] = bd;
-            sq[position] = sq[best];
-            ids[position] = ids[best];
+            ks[position] = bk;
             position = best;
         }
         dl[position] = d;
-        sq[position] = s;
-        ids[position] = id;
+        ks[position] = k;
     }
 
-    /** Drops every stale entry and rebuilds the heap from the live ones. */
+    /** Drops every stale entry (freeing its slot) and rebuilds the heap from the live ones. */
     private void purge() {
         int n = 0;
         for (int i = 0; i < heapSize; i++) {
-            if (!isStale(ids[i])) {
+            if (isStale(keys[i])) {
+                freeSlots[freeCount++] = slotOf(keys[i]);
+            } else {
                 deadlineNs[n] = deadlineNs[i];
-                sequence[n] = sequence[i];
-                ids[n] = ids[i];
+                keys[n] = keys[i];
                 n++;
             }
         }
         heapSize = n;
         stale = 0;
         for (int i = (n - 2) >>> 2; n > 1 && i >= 0; i--) {
-            siftDown(i, deadlineNs[i], sequence[i], ids[i]);
+            siftDown(i, deadlineNs[i], keys[i]);
         }
     }
 }
