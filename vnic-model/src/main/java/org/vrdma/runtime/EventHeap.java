@@ -4,18 +4,23 @@ import java.util.Arrays;
 
 /**
  * The pending timers of both drivers (the virtual-time scheduler and the real-time event-loop timer
- * service), ordered by deadline, then by the order they were added: a 4-ary min-heap whose entries
- * sit in two primitive arrays in heap order, the deadline and a key of the sequence number (upper
- * 40 bits) and the handler's slot (lower 24 bits), so a sift compares and moves two neighbouring
- * longs per entry instead of chasing slot indices, and nothing is allocated per event once the
- * arrays have grown to the working size.
+ * service), ordered by deadline, then by the order they were added. Events due within {@link
+ * #CALENDAR_NS} of the last one run wait in a calendar of one-nanosecond buckets: adding appends to
+ * the bucket's list (the later-added event is always the later one in the order), and the next
+ * event is the head of the first non-empty bucket, found in a bitmap; a virtual-time network's
+ * events (packets arriving after a link's delay, pacing timers) are nearly all this close. Later
+ * events (retransmission timeouts, far arrivals) and any added before the last one run wait in a
+ * 4-ary min-heap whose entries sit in two primitive arrays in heap order, the deadline and a key of
+ * the sequence number (upper 40 bits) and the handler's slot (lower 24 bits), so a sift compares
+ * and moves two neighbouring longs. The earlier of the two heads runs first. Nothing is allocated
+ * per event once the arrays have grown to the working size.
  *
  * <p>Cancelling is lazy: the id dies at once (the slot's handler is cleared and its generation
- * bumped), and the stale heap entry is dropped when it reaches the top (or when stale entries
- * outnumber live ones, by one rebuild); only then is its slot reused, so an entry's slot always
- * tells whether it is stale. The order of the live events is a total order on (deadline, sequence), so
- * neither the heap's shape nor the cancellations change which event runs next: the same inputs
- * always give the same sequence of events.
+ * bumped), and the stale entry is dropped when it reaches the front (or, in the heap, when stale
+ * entries outnumber live ones, by one rebuild); only then is its slot reused, so an entry's slot
+ * always tells whether it is stale. The order of the live events is a total order on (deadline,
+ * sequence), so neither where an event waits nor the cancellations change which event runs next:
+ * the same inputs always give the same sequence of events.
  *
  * <p>A timer id packs a slot number with that slot's generation, so cancelling an id whose event
  * already ran (and whose slot was reused) is a harmless no-op. Not thread-safe.
@@ -27,6 +32,13 @@ public final class EventHeap {
     private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
     /** Slots a heap can have: the key holds a slot in its lower 24 bits. */
     static final int MAX_SLOTS = 1 << SLOT_BITS;
+
+    private static final int CALENDAR_BITS = 12;
+    /** Events due less than this long after the last one run wait in the calendar. */
+    static final int CALENDAR_NS = 1 << CALENDAR_BITS;
+
+    private static final int CALENDAR_MASK = CALENDAR_NS - 1;
+    private static final int NONE = -1;
 
     // Heap order: entry i has children 4i+1 .. 4i+4. key = sequence << 24 | slot.
     private long[] deadlineNs;
@@ -43,6 +55,19 @@ public final class EventHeap {
     private int freeCount;
     private int slotsInUse;
 
+    // Calendar: bucket d & CALENDAR_MASK holds, in the order they were added, the events due at d,
+    // for d in [cursorNs, cursorNs + CALENDAR_NS); each slot's deadline, key and successor in its bucket.
+    private final int[] bucketHead = new int[CALENDAR_NS];
+    private final int[] bucketTail = new int[CALENDAR_NS];
+    private final long[] occupied = new long[CALENDAR_NS / 64];
+    private long cursorNs;
+    private long[] slotDeadlineNs;
+    private long[] slotKey;
+    private int[] nextInBucket;
+    private boolean[] inCalendar;
+    private int calendarEntries;
+    private int calendarStale;
+
     public EventHeap() {
         this(INITIAL_CAPACITY);
     }
@@ -54,6 +79,11 @@ public final class EventHeap {
         handlers = new TimerHandler[capacity];
         generation = new int[capacity];
         freeSlots = new int[capacity];
+        slotDeadlineNs = new long[capacity];
+        slotKey = new long[capacity];
+        nextInBucket = new int[capacity];
+        inCalendar = new boolean[capacity];
+        Arrays.fill(bucketHead, NONE);
     }
 
     /** Adds an event and returns its id (always positive). */
@@ -63,10 +93,29 @@ public final class EventHeap {
         }
         int slot = allocateSlot();
         handlers[slot] = handler;
+        long key = nextSequence++ << SLOT_BITS | slot;
+        if (deadline >= cursorNs && (deadline - cursorNs) >>> CALENDAR_BITS == 0) {
+            // Appending keeps the bucket in key order: this key is the largest so far.
+            int b = (int) deadline & CALENDAR_MASK;
+            slotDeadlineNs[slot] = deadline;
+            slotKey[slot] = key;
+            nextInBucket[slot] = NONE;
+            inCalendar[slot] = true;
+            if (bucketHead[b] == NONE) {
+                bucketHead[b] = slot;
+                occupied[b >>> 6] |= 1L << b;
+            } else {
+                nextInBucket[bucketTail[b]] = slot;
+            }
+            bucketTail[b] = slot;
+            calendarEntries++;
+            return idOf(slot);
+        }
+        inCalendar[slot] = false;
         if (heapSize == deadlineNs.length) {
             growHeap();
         }
-        siftUp(heapSize++, deadline, nextSequence++ << SLOT_BITS | slot);
+        siftUp(heapSize++, deadline, key);
         return idOf(slot);
     }
 
@@ -77,6 +126,10 @@ public final class EventHeap {
             return false;
         }
         kill(slot);
+        if (inCalendar[slot]) {
+            calendarStale++;
+            return true;
+        }
         stale++;
         if (stale > MIN_PURGE && stale > heapSize >>> 1) {
             purge();
@@ -90,30 +143,92 @@ public final class EventHeap {
     }
 
     public boolean isEmpty() {
-        return heapSize == stale;
+        return size() == 0;
     }
 
     /** Pending (not cancelled) events. */
     public int size() {
-        return heapSize - stale;
+        return heapSize - stale + calendarEntries - calendarStale;
     }
 
     /** Deadline of the earliest event, or {@link Long#MAX_VALUE} when empty. */
     public long peekDeadlineNs() {
-        dropStaleTop();
-        return heapSize == 0 ? Long.MAX_VALUE : deadlineNs[0];
+        int slot = earliestSlot();
+        return slot == NONE ? Long.MAX_VALUE : inCalendar[slot] ? slotDeadlineNs[slot] : deadlineNs[0];
     }
 
     /** Id of the earliest event, or {@link TimerService#NO_TIMER} when empty. */
     public long peekId() {
-        dropStaleTop();
-        return heapSize == 0 ? TimerService.NO_TIMER : idOf(slotOf(keys[0]));
+        int slot = earliestSlot();
+        return slot == NONE ? TimerService.NO_TIMER : idOf(slot);
     }
 
     /** Handler of the earliest event (for tracing), or null when empty. */
     public TimerHandler peekHandler() {
+        int slot = earliestSlot();
+        return slot == NONE ? null : handlers[slot];
+    }
+
+    /**
+     * The slot of the earliest live event (the head of the calendar's first non-empty bucket or the
+     * heap's root, whichever is earlier), dropping stale entries in front; NONE when empty.
+     */
+    private int earliestSlot() {
         dropStaleTop();
-        return heapSize == 0 ? null : handlers[slotOf(keys[0])];
+        int c = calendarEntries == 0 ? NONE : calendarHead();
+        if (heapSize == 0) {
+            return c;
+        }
+        if (c == NONE) {
+            return slotOf(keys[0]);
+        }
+        long cd = slotDeadlineNs[c];
+        long hd = deadlineNs[0];
+        return cd < hd || (cd == hd && slotKey[c] < keys[0]) ? c : slotOf(keys[0]);
+    }
+
+    /** The live head of the first non-empty bucket from the cursor on (stale heads dropped), or NONE. */
+    private int calendarHead() {
+        int start = (int) cursorNs & CALENDAR_MASK;
+        int word = start >>> 6;
+        long bits = occupied[word] & (-1L << start);
+        for (int scanned = 0; ; ) {
+            while (bits != 0) {
+                int b = (word << 6) | Long.numberOfTrailingZeros(bits);
+                int slot = bucketHead[b];
+                while (slot != NONE && handlers[slot] == null) {
+                    // Cancelled: drop it, reuse its slot.
+                    int next = nextInBucket[slot];
+                    freeSlots[freeCount++] = slot;
+                    calendarEntries--;
+                    calendarStale--;
+                    slot = next;
+                }
+                if (slot != NONE) {
+                    bucketHead[b] = slot;
+                    return slot;
+                }
+                bucketHead[b] = NONE;
+                occupied[word] &= ~(1L << b);
+                bits &= bits - 1;
+            }
+            if (++scanned > occupied.length || calendarEntries == 0) {
+                return NONE;
+            }
+            word = (word + 1) & (occupied.length - 1);
+            bits = occupied[word];
+        }
+    }
+
+    /** Takes the calendar's head {@code slot} (the earliest event) off its bucket. */
+    private void removeCalendarHead(int slot) {
+        int b = (int) slotDeadlineNs[slot] & CALENDAR_MASK;
+        int next = nextInBucket[slot];
+        bucketHead[b] = next;
+        if (next == NONE) {
+            occupied[b >>> 6] &= ~(1L << b);
+        }
+        calendarEntries--;
     }
 
     /**
@@ -123,13 +238,23 @@ public final class EventHeap {
      * @return the id of the event that ran, or {@link TimerService#NO_TIMER} when empty
      */
     public long fireEarliest(long nowNs) {
-        dropStaleTop();
-        if (heapSize == 0) {
+        int slot = earliestSlot();
+        if (slot == NONE) {
             return TimerService.NO_TIMER;
         }
-        int slot = slotOf(keys[0]);
+        long deadline;
+        if (inCalendar[slot]) {
+            deadline = slotDeadlineNs[slot];
+            removeCalendarHead(slot);
+        } else {
+            deadline = deadlineNs[0];
+            removeTop();
+        }
+        if (deadline > cursorNs) {
+            // Nothing live is due earlier now: the calendar's window starts here.
+            cursorNs = deadline;
+        }
         long id = idOf(slot);
-        removeTop();
         TimerHandler handler = handlers[slot];
         kill(slot);
         freeSlots[freeCount++] = slot;
@@ -181,6 +306,10 @@ public final class EventHeap {
             handlers = Arrays.copyOf(handlers, capacity);
             generation = Arrays.copyOf(generation, capacity);
             freeSlots = Arrays.copyOf(freeSlots, capacity);
+            slotDeadlineNs = Arrays.copyOf(slotDeadlineNs, capacity);
+            slotKey = Arrays.copyOf(slotKey, capacity);
+            nextInBucket = Arrays.copyOf(nextInBucket, capacity);
+            inCalendar = Arrays.copyOf(inCalendar, capacity);
         }
         return slotsInUse++;
     }
