@@ -64,6 +64,17 @@ final class NativeBench {
                 r.writeCpu().vnicProcessUs(),
                 r.writeCpu().perftestUs(),
                 r.writeCpu().doorbellsPerWrite());
+        double[] u = r.writeCpu().underlay();
+        out.printf(
+                "ib_write_bw underlay (both hosts) per WRITE: %.1f datagrams (%.1f ACKs), %.2f GSO sends, %.2f flushes,"
+                        + " %.2f read bursts, %.2f recvmmsg calls; %d packets retransmitted%n",
+                u[0],
+                r.writeCpu().acksPerWrite(),
+                u[1],
+                u[2],
+                u[4],
+                u[5],
+                r.writeCpu().retransmitted());
         out.printf(
                 "ib_write_bw registered memory: %d regions zero-copy, %d through process_vm_readv/writev"
                         + " (%d memfds refused), %d process_vm calls%n",
