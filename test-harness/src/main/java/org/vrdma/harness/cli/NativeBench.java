@@ -67,14 +67,17 @@ final class NativeBench {
         double[] u = r.writeCpu().underlay();
         out.printf(
                 "ib_write_bw underlay (both hosts) per WRITE: %.1f datagrams (%.1f ACKs), %.2f GSO sends, %.2f flushes,"
-                        + " %.2f read bursts, %.2f recvmmsg calls; %d packets retransmitted%n",
+                        + " %.2f read bursts, %.2f recvmmsg calls; %d packets retransmitted after %d timeouts;"
+                        + " %.1f B of heap allocated by the event loops%n",
                 u[0],
                 r.writeCpu().acksPerWrite(),
                 u[1],
                 u[2],
                 u[4],
                 u[5],
-                r.writeCpu().retransmitted());
+                r.writeCpu().retransmitted(),
+                r.writeCpu().timeouts(),
+                r.writeCpu().loopAllocatedBytes());
         out.printf(
                 "ib_write_bw registered memory: %d regions zero-copy, %d through process_vm_readv/writev"
                         + " (%d memfds refused), %d process_vm calls%n",

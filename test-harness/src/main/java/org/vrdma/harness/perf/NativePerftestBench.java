@@ -50,6 +50,8 @@ public final class NativePerftestBench implements AutoCloseable {
      *     received, read bursts, {@code recvmmsg} calls (as {@code RealTimeHost.underlayCounters})
      * @param acksPerWrite ACKs both transports sent per WRITE
      * @param retransmitted packets both transports sent again over the run
+     * @param timeouts retransmission timeouts of both transports over the run
+     * @param loopAllocatedBytes heap bytes both event loops allocated per WRITE
      */
     public record WriteCpu(
             double loopsUs,
@@ -58,7 +60,9 @@ public final class NativePerftestBench implements AutoCloseable {
             double doorbellsPerWrite,
             double[] underlay,
             double acksPerWrite,
-            long retransmitted) {}
+            long retransmitted,
+            long timeouts,
+            double loopAllocatedBytes) {}
 
     private final Path nativeDir;
     private final Path dir;
@@ -177,6 +181,7 @@ public final class NativePerftestBench implements AutoCloseable {
                 300);
         MemoryStats memory0 = memoryStats();
         long loops0 = loopCpuNs();
+        long alloc0 = loopAllocatedBytes();
         long process0 = processCpuNs();
         long children0 = childrenCpuNs();
         long doorbells0 = serverA.doorbells() + serverB.doorbells();
@@ -198,7 +203,9 @@ public final class NativePerftestBench implements AutoCloseable {
                 (serverA.doorbells() + serverB.doorbells() - doorbells0) / n,
                 underlay,
                 (t1.txAcks - t0.txAcks) / n,
-                t1.retransmittedPackets - t0.retransmittedPackets);
+                t1.retransmittedPackets - t0.retransmittedPackets,
+                t1.timeouts - t0.timeouts,
+                (loopAllocatedBytes() - alloc0) / n);
         MemoryStats memory1 = memoryStats();
         MemoryStats memory = new MemoryStats(
                 memory1.zeroCopyRegions() - memory0.zeroCopyRegions(),
@@ -248,7 +255,16 @@ public final class NativePerftestBench implements AutoCloseable {
         TransportCounters b = hostB.transportCounters();
         c.txAcks += b.txAcks;
         c.retransmittedPackets += b.retransmittedPackets;
+        c.timeouts += b.timeouts;
         return c;
+    }
+
+    /** Heap bytes both hosts' event-loop threads allocated, 0 where unsupported. */
+    private long loopAllocatedBytes() {
+        Supplier<Long> own = () -> ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t
+                ? Math.max(0, t.getCurrentThreadAllocatedBytes())
+                : 0L;
+        return hostA.call(own) + hostB.call(own);
     }
 
     /** CPU time of both hosts' event-loop threads. */
