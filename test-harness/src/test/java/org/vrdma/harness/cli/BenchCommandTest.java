@@ -49,6 +49,9 @@ class BenchCommandTest {
                 .containsPattern("ib_write_bw CPU per 8192 B WRITE \\(user\\+system\\): [0-9.]+ us both hosts' event"
                         + " loops, [0-9.]+ us the whole vNIC process, [0-9.]+ us the two perftest processes;"
                         + " [0-9.]+ doorbells per WRITE");
+        assertThat(text)
+                .containsPattern("ib_write_bw event-loop CPU per WRITE against the Java path's: [0-9.]+ us against"
+                        + " [0-9.]+ us \\([0-9.]+x\\)");
         // The same underlay and ACK counters as the Java path's, per perftest WRITE.
         assertThat(text)
                 .containsPattern(
