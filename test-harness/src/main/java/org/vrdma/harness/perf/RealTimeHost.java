@@ -261,6 +261,19 @@ public final class RealTimeHost implements AutoCloseable {
         return c;
     }
 
+    /**
+     * The underlay's counters: datagrams sent, GSO sends, flushes, datagrams received, read bursts,
+     * {@code recvmmsg} calls.
+     */
+    public long[] underlayCounters() {
+        return call(() -> {
+            var u = host.underlay();
+            return new long[] {
+                u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts(), u.receiveCalls()
+            };
+        });
+    }
+
     /** Frames this host's uplink dropped by injected faults. */
     public long injectedLosses() {
         return call(() ->
