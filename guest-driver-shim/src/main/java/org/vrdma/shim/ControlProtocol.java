@@ -81,6 +81,8 @@ public final class ControlProtocol {
     public static final int QP_ATTR_BYTES = 144;
     /** {@code IBV_QPT_RC}. */
     public static final int QPT_RC = 2;
+    /** {@code IBV_QPT_UC}. */
+    public static final int QPT_UC = 3;
     /** {@code IBV_QPT_UD}. */
     public static final int QPT_UD = 4;
     /** SRQ ring: header bytes, producer (library) and consumer (vNIC: receives consumed) counters. */
