@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.Objects;
 import org.vrdma.runtime.FrameSink;
+import org.vrdma.runtime.LinkStateListener;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.PacketCodec;
@@ -31,7 +32,7 @@ import org.vrdma.vnic.transport.TransportPacket;
  *       event loop) so that no engine re-enters itself.
  * </ul>
  */
-public final class Device implements FrameSink {
+public final class Device implements FrameSink, LinkStateListener {
     /** QPN of the first queue pair; 0 and 1 are the special QPs of InfiniBand. */
     public static final int FIRST_QPN = 0x11;
     /** The number of the device's only port (the source of port events). */
@@ -164,6 +165,12 @@ public final class Device implements FrameSink {
         }
         portActive = active;
         raise(active ? AsyncEventType.PORT_ACTIVE : AsyncEventType.PORT_ERR, PORT_NUM);
+    }
+
+    /** The ENI this device sits on had its vRDMA switched on or off: the port follows. */
+    @Override
+    public void onLinkState(final boolean up) {
+        portActive(up);
     }
 
     /** The live queue pair {@code qpNum}, or null. */
