@@ -63,6 +63,8 @@ public final class ControlProtocol {
     public static final int CQ_WAITERS = 76;
     /** Bytes of one completion slot ({@code struct vr_wc_slot}). */
     public static final int CQ_SLOT_BYTES = 64;
+    /** Completion slot [52], bit 0: the message carried the solicited-event bit; [48] holds the sender's IPv4. */
+    public static final int WC_SLOT_SOLICITED = 1;
 
     /** Work-queue rings: header bytes and counter offsets (see vrdma_proto.h). */
     public static final int QP_RING_HDR = 512;

@@ -184,6 +184,8 @@ final class Session {
             wc.srcQp = 0;
             wc.wcFlags = 0;
             wc.pkeyIndex = 0;
+            wc.srcIpv4 = 0;
+            wc.solicited = false;
             writeSlot(wc);
             ring.setIntRelease(CQ_PROD, prod);
             afterPublish(true);
@@ -219,7 +221,9 @@ final class Session {
             ring.putInt(at + 32, wc.srcQp);
             ring.putInt(at + 36, wc.wcFlags);
             ring.putInt(at + 40, wc.pkeyIndex & 0xFFFF);
-            ring.putLong(at + 44, 0);
+            ring.putInt(at + 44, 0);
+            ring.putInt(at + 48, wc.srcIpv4); // the slot's tail: what vr_wc leaves out
+            ring.putInt(at + 52, wc.solicited ? WC_SLOT_SOLICITED : 0);
             prod++;
         }
     }

@@ -207,6 +207,9 @@ class AttachedVerbsTest {
             assertThat(wb.immData).isEqualTo(0xC0FFEE);
             assertThat(wb.wcFlags & WcFlags.WITH_IMM).isNotZero();
             assertThat(wb.byteLen).isEqualTo(BYTES);
+            assertThat(wb.solicited).isFalse();
+            assertThat(wb.srcQp).as("the peer QP, as for an embedded context").isEqualTo(a.qp.qpNum());
+            assertThat(wb.srcIpv4).isEqualTo(ShimFixture.ENI_IPV4);
             assertThat(b.buf().toArray(ValueLayout.JAVA_BYTE)).isEqualTo(pattern);
 
             // SEND of two elements (one inline-copied) into a receive of two elements at A.
@@ -217,12 +220,15 @@ class AttachedVerbsTest {
             final IbvSendWr s = new IbvSendWr(2).addSge(b.mr, 300, 150).addSge(b.mr, 450, 150);
             s.wrId = 2;
             s.opcode = WrOpcode.SEND;
-            s.sendFlags = SendFlags.SIGNALED;
+            s.sendFlags = SendFlags.SIGNALED | SendFlags.SOLICITED;
             b.qp.postSend(s);
             assertThat(await(b.cq, b.channel).status).isEqualTo(WcStatus.SUCCESS);
             final IbvWc ws = await(a.cq, a.channel);
             assertThat(ws.opcode).isEqualTo(WcOpcode.RECV);
             assertThat(ws.byteLen).isEqualTo(300);
+            assertThat(ws.solicited).as("the SEND asked for a solicited event").isTrue();
+            assertThat(ws.srcQp).isEqualTo(b.qp.qpNum());
+            assertThat(ws.srcIpv4).isEqualTo(ShimFixture.ENI_IPV4);
             assertThat(a.buf().asSlice(1000, 100).toArray(ValueLayout.JAVA_BYTE))
                     .containsOnly((byte) 0x5A);
             assertThat(a.buf().asSlice(5000, 200).toArray(ValueLayout.JAVA_BYTE))

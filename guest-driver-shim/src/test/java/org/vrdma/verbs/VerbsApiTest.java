@@ -362,6 +362,8 @@ class VerbsApiTest {
         ev.ackEvents(1);
         assertThat(b.cq.poll(wcs)).isEqualTo(1);
         assertThat(wcs[0].solicited).isTrue();
+        assertThat(wcs[0].srcQp).as("a connected QP's receive names its peer").isEqualTo(qa.qpNum());
+        assertThat(wcs[0].srcIpv4).isNotZero();
         a.next();
     }
 

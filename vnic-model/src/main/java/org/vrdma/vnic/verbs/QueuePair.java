@@ -643,6 +643,16 @@ public final class QueuePair implements TimerHandler {
         return attr.qpAccessFlags;
     }
 
+    /** The connected peer's QPN: a connected QP's receive completions name it ({@code src_qp}). */
+    int peerQpn() {
+        return attr.destQpNum;
+    }
+
+    /** The connected peer's IPv4 address, the source of every message this QP accepts. */
+    int peerIpv4() {
+        return attr.ahAttr == null ? 0 : attr.ahAttr.destIpv4();
+    }
+
     int minRnrTimer() {
         return attr.minRnrTimer;
     }

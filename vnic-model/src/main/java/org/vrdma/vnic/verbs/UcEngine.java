@@ -303,6 +303,6 @@ final class UcEngine {
             final int imm,
             final boolean solicited) {
         hasRecv = false;
-        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, 0, 0, 0, solicited);
+        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), 0, solicited);
     }
 }
