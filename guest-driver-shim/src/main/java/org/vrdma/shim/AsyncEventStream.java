@@ -15,12 +15,12 @@ final class AsyncEventStream {
     private static final int QUEUE = 1024;
 
     /** {@code struct vr_async_event.kind}. */
-    static final int KIND_QP = 1;
+    static final int KIND_QP = ControlProtocol.ASYNC_KIND_QP;
 
-    static final int KIND_CQ = 2;
-    static final int KIND_SRQ = 3;
-    static final int KIND_PORT = 4;
-    static final int KIND_DEVICE = 5;
+    static final int KIND_CQ = ControlProtocol.ASYNC_KIND_CQ;
+    static final int KIND_SRQ = ControlProtocol.ASYNC_KIND_SRQ;
+    static final int KIND_PORT = ControlProtocol.ASYNC_KIND_PORT;
+    static final int KIND_DEVICE = ControlProtocol.ASYNC_KIND_DEVICE;
 
     private record Event(int type, int kind, int handle) {}
 

@@ -83,6 +83,14 @@ public final class ControlProtocol {
     public static final int QP_ATTR_BYTES = 144;
     /** {@code IBV_QPT_RC}. */
     public static final int QPT_RC = 2;
+    /** {@code struct vr_async_event.kind}: the object an asynchronous event names. */
+    public static final int ASYNC_KIND_QP = 1;
+
+    public static final int ASYNC_KIND_CQ = 2;
+    public static final int ASYNC_KIND_SRQ = 3;
+    public static final int ASYNC_KIND_PORT = 4;
+    public static final int ASYNC_KIND_DEVICE = 5;
+
     /** {@code IBV_QPT_UC}. */
     public static final int QPT_UC = 3;
     /** {@code IBV_QPT_UD}. */

@@ -16,6 +16,7 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.vrdma.verbs.IbvAsyncEvent;
 import org.vrdma.verbs.IbvBusyException;
 import org.vrdma.verbs.IbvCompChannel;
 import org.vrdma.verbs.IbvContext;
@@ -29,6 +30,7 @@ import org.vrdma.verbs.IbvMr;
 import org.vrdma.verbs.IbvNoMemoryException;
 import org.vrdma.verbs.IbvNotSupportedException;
 import org.vrdma.verbs.IbvPd;
+import org.vrdma.verbs.IbvPortAttr;
 import org.vrdma.verbs.IbvQp;
 import org.vrdma.verbs.IbvQpAttr;
 import org.vrdma.verbs.IbvQpInitAttr;
@@ -38,6 +40,7 @@ import org.vrdma.verbs.IbvWc;
 import org.vrdma.verbs.QpConnector;
 import org.vrdma.verbs.QpInfo;
 import org.vrdma.vnic.verbs.AccessFlags;
+import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.Errno;
 import org.vrdma.vnic.verbs.QpAttrMask;
 import org.vrdma.vnic.verbs.QpState;
@@ -440,6 +443,47 @@ class AttachedVerbsTest {
     private static long mapped(final String name) throws IOException {
         try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
             return lines.filter(l -> l.contains(name + " ")).count();
+        }
+    }
+
+    @Test
+    void asyncEventsNameTheQpAndThePortAndHoldBackDestroyUntilAcknowledged() throws Exception {
+        final IbvDevice d = IbvDeviceList.attach(fx.server.socketPath());
+        try (Side a = new Side(d, true);
+                Side b = new Side(d, true)) {
+            assertThat(a.ctx.pollAsyncEvent()).as("quiet").isNull();
+            connect(a, b);
+            // A WRITE with a wrong rkey: B's responder fails the request and B's QP reports it.
+            final IbvSendWr w = new IbvSendWr(1).addSge(a.mr, 0, 64);
+            w.opcode = WrOpcode.RDMA_WRITE;
+            w.sendFlags = SendFlags.SIGNALED;
+            w.remoteAddr = b.mr.addr();
+            w.rkey = b.mr.rkey() ^ 0x5a5a00;
+            a.qp.postSend(w);
+            assertThat(await(a.cq, a.channel).status).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            final IbvAsyncEvent e = b.ctx.getAsyncEvent(WAIT);
+            assertThat(e).isNotNull();
+            assertThat(e.type()).isEqualTo(AsyncEventType.QP_ACCESS_ERR);
+            assertThat(e.qp()).isSameAs(b.qp);
+            assertThat(a.ctx.pollAsyncEvent())
+                    .as("the requester learns from its completion")
+                    .isNull();
+            assertThatThrownBy(b.qp::destroy).isInstanceOf(IbvBusyException.class);
+            e.ack();
+            assertThatThrownBy(e::ack).isInstanceOf(IbvInvalidArgumentException.class);
+
+            // The vNIC's link goes down and up: every context hears it, query_port follows.
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
+            fx.loop.submit(() -> fx.device.portActive(false)).get();
+            final IbvAsyncEvent down = a.ctx.getAsyncEvent(WAIT);
+            assertThat(down.type()).isEqualTo(AsyncEventType.PORT_ERR);
+            assertThat(down.portNum()).isEqualTo(1);
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.DOWN);
+            assertThat(b.ctx.getAsyncEvent(WAIT).type()).isEqualTo(AsyncEventType.PORT_ERR);
+            fx.loop.submit(() -> fx.device.portActive(true)).get();
+            assertThat(a.ctx.getAsyncEvent(WAIT).type()).isEqualTo(AsyncEventType.PORT_ACTIVE);
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
+            down.ack();
         }
     }
 }
