@@ -227,8 +227,8 @@ public final class IbvContext implements AutoCloseable {
             throw new IbvInvalidArgumentException("shared receive queue belongs to another protection domain");
         }
         if (attached != null) {
-            if (attr.srq != null || attr.qpType != QpType.RC) {
-                throw new IbvNotSupportedException("a vNIC process serves RC queue pairs without SRQ so far");
+            if (attr.srq != null || (attr.qpType != QpType.RC && attr.qpType != QpType.UC)) {
+                throw new IbvNotSupportedException("a vNIC process serves RC and UC queue pairs without SRQ so far");
             }
             synchronized (this) {
                 checkOpen();

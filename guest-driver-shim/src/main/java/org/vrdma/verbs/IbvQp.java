@@ -92,7 +92,7 @@ public final class IbvQp implements AutoCloseable {
         this.pd = pd;
         this.qp = null;
         this.qpNum = qpNum;
-        this.type = QpType.RC;
+        this.type = granted.qpType;
         this.sendCq = granted.sendCq;
         this.recvCq = granted.recvCq;
         this.srq = null;
@@ -378,6 +378,9 @@ public final class IbvQp implements AutoCloseable {
         WrOpcode op = wr.opcode;
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             throw new IbvInvalidArgumentException(op + " is not valid on a UD queue pair");
+        }
+        if (type == QpType.UC && op.isReadOrAtomic()) {
+            throw new IbvInvalidArgumentException(op + " is not valid on a UC queue pair (SEND and RDMA WRITE only)");
         }
         if (wr.numSge() > maxSendSge) {
             throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_send_sge " + maxSendSge);

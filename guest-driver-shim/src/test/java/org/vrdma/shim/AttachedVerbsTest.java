@@ -44,6 +44,7 @@ import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.Errno;
 import org.vrdma.vnic.verbs.QpAttrMask;
 import org.vrdma.vnic.verbs.QpState;
+import org.vrdma.vnic.verbs.QpType;
 import org.vrdma.vnic.verbs.SendFlags;
 import org.vrdma.vnic.verbs.WcFlags;
 import org.vrdma.vnic.verbs.WcOpcode;
@@ -484,6 +485,54 @@ class AttachedVerbsTest {
             assertThat(a.ctx.getAsyncEvent(WAIT).type()).isEqualTo(AsyncEventType.PORT_ACTIVE);
             assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
             down.ack();
+        }
+    }
+
+    @Test
+    void ucQueuePairsWriteAndSendAndRefuseReads() throws Exception {
+        final IbvDevice d = IbvDeviceList.attach(fx.server.socketPath());
+        try (Side a = new Side(d, true);
+                Side b = new Side(d, true);
+                IbvQp ua = a.ctx.createQp(a.pd, IbvQpInitAttr.uc(a.cq, 16));
+                IbvQp ub = b.ctx.createQp(b.pd, IbvQpInitAttr.uc(b.cq, 16))) {
+            assertThat(ua.type()).isEqualTo(QpType.UC);
+            final QpInfo ia = QpInfo.of(ua, a.mr);
+            final QpInfo ib = QpInfo.of(ub, b.mr);
+            QpConnector.ucToRts(ua, ia, ib);
+            QpConnector.ucToRts(ub, ib, ia);
+            assertThat(ua.query().qpState).isEqualTo(QpState.RTS);
+            a.buf().asSlice(0, 10000).fill((byte) 0x3C);
+            final IbvRecvWr r = new IbvRecvWr(1).addSge(b.mr, 20000, 8192);
+            r.wrId = 5;
+            ub.postRecv(r);
+            final IbvSendWr w = new IbvSendWr(1).addSge(a.mr, 0, 10000);
+            w.opcode = WrOpcode.RDMA_WRITE;
+            w.sendFlags = SendFlags.SIGNALED;
+            w.remoteAddr = b.mr.addr() + 100;
+            w.rkey = b.mr.rkey();
+            ua.postSend(w);
+            assertThat(await(a.cq, a.channel).opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+            final IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, 5000);
+            s.opcode = WrOpcode.SEND_WITH_IMM;
+            s.immData = 42;
+            s.sendFlags = SendFlags.SIGNALED | SendFlags.SOLICITED;
+            ua.postSend(s);
+            assertThat(await(a.cq, a.channel).status).isEqualTo(WcStatus.SUCCESS);
+            final IbvWc got = await(b.cq, b.channel);
+            assertThat(got.opcode).isEqualTo(WcOpcode.RECV);
+            assertThat(got.byteLen).isEqualTo(5000);
+            assertThat(got.immData).isEqualTo(42);
+            assertThat(got.solicited).isTrue();
+            assertThat(got.srcQp).isEqualTo(ua.qpNum());
+            assertThat(b.buf().asSlice(100, 10000).toArray(ValueLayout.JAVA_BYTE))
+                    .containsOnly((byte) 0x3C);
+            assertThat(b.buf().asSlice(20000, 5000).toArray(ValueLayout.JAVA_BYTE))
+                    .containsOnly((byte) 0x3C);
+            final IbvSendWr rd = new IbvSendWr(1).addSge(a.mr, 0, 8);
+            rd.opcode = WrOpcode.RDMA_READ;
+            rd.remoteAddr = b.mr.addr();
+            rd.rkey = b.mr.rkey();
+            assertThatThrownBy(() -> ua.postSend(rd)).isInstanceOf(IbvInvalidArgumentException.class);
         }
     }
 }
