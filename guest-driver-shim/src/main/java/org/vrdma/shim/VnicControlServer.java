@@ -220,15 +220,19 @@ public final class VnicControlServer implements AutoCloseable {
         closed = true;
         // The host goes away: the port goes down and the device is gone, as on a driver's removal;
         // the events leave before the connections close.
-        final List<Session> told = onDevice(() -> {
-            for (final Session s : sessions) {
-                s.onAsyncEvent(AsyncEventType.PORT_ERR, Device.PORT_NUM);
-                s.onAsyncEvent(AsyncEventType.DEVICE_FATAL, device);
+        try {
+            final List<Session> told = onDevice(() -> {
+                for (final Session s : sessions) {
+                    s.onAsyncEvent(AsyncEventType.PORT_ERR, Device.PORT_NUM);
+                    s.onAsyncEvent(AsyncEventType.DEVICE_FATAL, device);
+                }
+                return List.copyOf(sessions);
+            });
+            for (final Session s : told) {
+                s.awaitAsyncEventsWritten(200);
             }
-            return List.copyOf(sessions);
-        });
-        for (final Session s : told) {
-            s.awaitAsyncEventsWritten(200);
+        } catch (final RuntimeException e) {
+            LOG.log(Level.DEBUG, "telling applications the device goes away", e); // closing regardless
         }
         try {
             listener.close();

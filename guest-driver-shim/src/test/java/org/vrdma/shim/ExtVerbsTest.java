@@ -190,4 +190,14 @@ class ExtVerbsTest {
         final var counters = fx.loop.submit(() -> fx.device.counters()).get();
         assertThat(counters.txAcks).as("UC sends no ACKs").isZero();
     }
+
+    @Test
+    void aWorkQueueRingTheVnicCannotTrustIsAQpFatalEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "qpfatal");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC qp-fatal type=1 ours=1")
+                .contains("QPFATAL OK state=6")
+                .contains("DONE");
+    }
 }

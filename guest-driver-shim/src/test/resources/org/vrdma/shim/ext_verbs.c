@@ -859,6 +859,61 @@ static void uc_scenario(void)
 	printf("UC OK\n");
 }
 
+/* The start of the last mapping of memfd `name` in /proc/self/maps (one of the rings so named). */
+static unsigned char *last_memfd_mapping(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long start = 0, end;
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s;
+
+		if (strstr(line, name) && sscanf(line, "%lx-%lx", &s, &end) == 2)
+			start = s;
+	}
+	fclose(f);
+	return (unsigned char *)start;
+}
+
+/*
+ * A work-queue ring the vNIC can no longer trust (its receive producer counter claims more than
+ * the ring holds): the QP enters ERR and IBV_EVENT_QP_FATAL names it.
+ */
+static void qpfatal_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b, *named;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_async_event ev;
+	unsigned char *ring;
+
+	if (!cq)
+		die("cq");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	ring = last_memfd_mapping("memfd:vrdma-qp");
+	if (!ring)
+		fail("no QP ring mapped");
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	/* One of the two rings: a receive producer 1000 ahead of a 16-entry queue. */
+	__atomic_store_n((uint32_t *)(ring + 128), 1000u, __ATOMIC_RELEASE);
+	post_send(b, IBV_WR_SEND, buf, 8, 0, 0, 0, 1); /* the doorbell makes the vNIC read the rings */
+	ev = next_async("qp-fatal");
+	named = ev.element.qp;
+	printf("ASYNC qp-fatal type=%d ours=%d\n", ev.event_type, named == a || named == b);
+	if (ev.event_type != IBV_EVENT_QP_FATAL || (named != a && named != b))
+		fail("qp-fatal");
+	ibv_ack_async_event(&ev);
+	if (ibv_query_qp(named, &qa, IBV_QP_STATE, &qi) || qa.qp_state != IBV_QPS_ERR)
+		fail("QP not in ERR after QP_FATAL");
+	printf("QPFATAL OK state=%d\n", qa.qp_state);
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -906,6 +961,8 @@ int main(int argc, char **argv)
 		shutdown_scenario();
 	else if (!strcmp(mode, "uc"))
 		uc_scenario();
+	else if (!strcmp(mode, "qpfatal"))
+		qpfatal_scenario();
 	else
 		fail("unknown mode");
 	printf("DONE\n");
