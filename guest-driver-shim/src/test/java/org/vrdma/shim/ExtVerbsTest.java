@@ -200,4 +200,13 @@ class ExtVerbsTest {
                 .contains("QPFATAL OK state=6")
                 .contains("DONE");
     }
+
+    @Test
+    void xrcIsRefusedCleanlyEverywhere() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "xrc");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("XRC EOPNOTSUPP").contains("DONE");
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_QP)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_SRQ)).isZero();
+    }
 }

@@ -914,6 +914,50 @@ static void qpfatal_scenario(void)
 	printf("QPFATAL OK state=%d\n", qa.qp_state);
 }
 
+/* XRC: domains, XRC SRQs and XRC QPs are refused with EOPNOTSUPP, nothing half-created. */
+static void xrc_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	struct ibv_srq_init_attr_ex sa;
+	struct ibv_qp_init_attr_ex qa;
+
+	if (!cq)
+		die("cq");
+	errno = 0;
+	if (ibv_open_xrcd(ctx, &xa) || errno != EOPNOTSUPP)
+		fail("ibv_open_xrcd");
+	memset(&sa, 0, sizeof(sa));
+	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+		       IBV_SRQ_INIT_ATTR_XRCD;
+	sa.srq_type = IBV_SRQT_XRC;
+	sa.pd = pd;
+	sa.cq = cq;
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	errno = 0;
+	if (ibv_create_srq_ex(ctx, &sa) || errno != EOPNOTSUPP)
+		fail("ibv_create_srq_ex XRC");
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_XRC_RECV;
+	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &qa) || errno != EOPNOTSUPP)
+		fail("XRC_RECV QP");
+	qa.qp_type = IBV_QPT_XRC_SEND;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qa.pd = pd;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_send_sge = 1 };
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &qa) || errno != EOPNOTSUPP)
+		fail("XRC_SEND QP");
+	if (ibv_destroy_cq(cq))
+		fail("the CQ is still free to destroy");
+	printf("XRC EOPNOTSUPP\n");
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -963,6 +1007,8 @@ int main(int argc, char **argv)
 		uc_scenario();
 	else if (!strcmp(mode, "qpfatal"))
 		qpfatal_scenario();
+	else if (!strcmp(mode, "xrc"))
+		xrc_scenario();
 	else
 		fail("unknown mode");
 	printf("DONE\n");
