@@ -217,8 +217,11 @@ public final class CcFigures {
     }
 
     private static String percent(double fraction) {
-        double p = fraction * 100;
-        return (p == Math.rint(p) ? Long.toString((long) p) : fmt(p)) + "%";
+        return new java.math.BigDecimal(fraction * 100)
+                        .round(new java.math.MathContext(6))
+                        .stripTrailingZeros()
+                        .toPlainString()
+                + "%";
     }
 
     static String fmt(double v) {

@@ -65,7 +65,7 @@ class CcFiguresTest {
     void labelsReadAsInTheReadmes() {
         assertThat(CcFigures.display("cc=dcqcn load=0.3")).isEqualTo("DCQCN 30%");
         assertThat(CcFigures.display("cc=none")).isEqualTo("none");
-        assertThat(CcFigures.display("recovery=gbn loss=1.0E-4")).isEqualTo("go-back-N loss 0.0100%");
+        assertThat(CcFigures.display("recovery=gbn loss=1.0E-4")).isEqualTo("go-back-N loss 0.01%");
     }
 
     @Test
