@@ -162,6 +162,7 @@ public final class Plots {
         if (hi > 0) {
             x.setAutoRange(false);
             x.setRange(Math.max(1, lo / 3), hi * 3);
+            x.setTickUnit(new org.jfree.chart.axis.NumberTickUnit(1)); // one tick per decade
         }
         plot.setDomainAxis(x);
         style(chart, true);
