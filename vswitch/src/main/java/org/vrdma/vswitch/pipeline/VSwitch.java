@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.LongObjectHashMap;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.vrdma.cc.IntTelemetry;
 import org.vrdma.runtime.FrameSink;
@@ -91,6 +92,19 @@ public final class VSwitch {
     private final IntObjectHashMap<Vpc> vpcs = new IntObjectHashMap<>();
     private final LongObjectHashMap<Route> routes = new LongObjectHashMap<>();
     private final LongObjectHashMap<Host> hosts = new LongObjectHashMap<>();
+
+    /**
+     * Receive cache, direct-mapped: (source host, VNI, inner source and destination) of datagrams
+     * that passed the host, VNI and route checks, with their VPC and destination ENI, so a datagram
+     * of a known conversation costs one probe instead of four map lookups. Keys: the source's
+     * underlay address, the inner addresses, the VNI (a fourth long pads an entry to 32 bytes);
+     * values: VPC and ENI, null when the entry is empty.
+     */
+    private static final int RX_CACHE_BITS = 6;
+
+    private static final int RX_CACHE_STRIDE = 4;
+    private final long[] rxCacheKeys = new long[(1 << RX_CACHE_BITS) * RX_CACHE_STRIDE];
+    private final Object[] rxCacheValues = new Object[(1 << RX_CACHE_BITS) * RX_CACHE_STRIDE];
 
     private final InnerFrame inner = new InnerFrame();
     private final InnerFrame deliveryPeek = new InnerFrame();
@@ -196,6 +210,7 @@ public final class VSwitch {
         enis.put(eni.id, eni);
         routes.put(key, new Route(eni, UnderlayAddress.NONE));
         vpc.localEnis++;
+        clearRxCache();
         if (!eniConfig.rdmaEnabled() && sink instanceof LinkStateListener l) {
             l.onLinkState(false); // attached with vRDMA off: the vNIC's port starts down
         }
@@ -215,6 +230,7 @@ public final class VSwitch {
         }
         routes.remove(routeKey(eni.vni, eni.ipv4));
         eni.vpc.localEnis--;
+        clearRxCache();
         int released = eni.egressShaper.close()
                 + eni.ingressShaper.close()
                 + (eni.deliveryPort == null ? 0 : eni.deliveryPort.close());
@@ -256,6 +272,7 @@ public final class VSwitch {
             hosts.put(hostKey(underlayAddress), host);
         }
         host.routes++;
+        clearRxCache();
     }
 
     public void addRemoteRoute(int vni, String innerIpv4, long underlayAddress) {
@@ -271,6 +288,7 @@ public final class VSwitch {
         }
         routes.remove(key);
         releaseHost(old.underlay);
+        clearRxCache();
         return true;
     }
 
@@ -386,6 +404,7 @@ public final class VSwitch {
         if (vpc == null) {
             vpc = new Vpc(vni);
             vpcs.put(vni, vpc);
+            clearRxCache();
         }
         return vpc;
     }
@@ -589,6 +608,70 @@ public final class VSwitch {
         if (capture != null) {
             captureUnderlayRx(datagram, sourceUnderlayAddress, nowNs);
         }
+        if (GeneveCodec.decode(datagram, geneveRx) == GeneveDecodeStatus.OK) {
+            int hasTelemetry = readOptions();
+            int innerStart = geneveRx.payloadOffset;
+            int innerEnd = innerStart + geneveRx.payloadLengthBytes;
+            if (hasTelemetry >= 0 && inner.parse(datagram, innerStart, innerEnd) == null) {
+                int slot = rxCacheSlot(sourceUnderlayAddress, geneveRx.vni, inner.srcIp, inner.dstIp);
+                Object[] values = rxCacheValues;
+                long[] keys = rxCacheKeys;
+                if (values[slot] != null
+                        && keys[slot] == sourceUnderlayAddress
+                        && keys[slot + 1] == rxCacheFlow(inner.srcIp, inner.dstIp)
+                        && keys[slot + 2] == geneveRx.vni) {
+                    accept(
+                            (Vpc) values[slot],
+                            (Eni) values[slot + 1],
+                            datagram,
+                            innerStart,
+                            innerEnd,
+                            hasTelemetry > 0,
+                            nowNs);
+                    return;
+                }
+            }
+        }
+        onUnderlayDatagramUncached(datagram, sourceUnderlayAddress, nowNs);
+    }
+
+    /**
+     * The INT option into {@link #telemetry}: 1 if the datagram carries one, 0 if not, -1 for an
+     * unknown critical option.
+     */
+    private int readOptions() {
+        int hasTelemetry = 0;
+        optionCursor.reset(geneveRx);
+        while (optionCursor.next()) {
+            if (IntOption.isIntOption(optionCursor)) {
+                hasTelemetry = IntOption.read(optionCursor, telemetry) ? 1 : 0;
+            } else if (optionCursor.isCritical()) {
+                return -1;
+            }
+        }
+        return hasTelemetry;
+    }
+
+    /** Index of the first of the receive cache's key (and value) fields for a datagram. */
+    private static int rxCacheSlot(long sourceUnderlayAddress, int vni, int srcIp, int dstIp) {
+        long x = (sourceUnderlayAddress ^ ((long) vni << 40) ^ rxCacheFlow(srcIp, dstIp)) * 0x9E37_79B9_7F4A_7C15L;
+        return (int) (x >>> (64 - RX_CACHE_BITS)) * RX_CACHE_STRIDE;
+    }
+
+    private static long rxCacheFlow(int srcIp, int dstIp) {
+        return ((long) srcIp << 32) | (dstIp & 0xFFFF_FFFFL);
+    }
+
+    /** Forgets the receive decisions: any change to ENIs, VPCs, routes or hosts may alter one. */
+    private void clearRxCache() {
+        Arrays.fill(rxCacheValues, null);
+    }
+
+    /**
+     * The full receive path: every check in turn, each failure counted with its reason; a datagram
+     * that passes leaves its decision in the receive cache.
+     */
+    private void onUnderlayDatagramUncached(ByteBuf datagram, long sourceUnderlayAddress, long nowNs) {
         GeneveDecodeStatus status = GeneveCodec.decode(datagram, geneveRx);
         if (status != GeneveDecodeStatus.OK) {
             drop(null, null, DropReason.MALFORMED_GENEVE, datagram);
@@ -630,6 +713,17 @@ public final class VSwitch {
             drop(null, vpc, DropReason.NO_ROUTE, datagram);
             return;
         }
+        int slot = rxCacheSlot(sourceUnderlayAddress, geneveRx.vni, inner.srcIp, inner.dstIp);
+        rxCacheKeys[slot] = sourceUnderlayAddress;
+        rxCacheKeys[slot + 1] = rxCacheFlow(inner.srcIp, inner.dstIp);
+        rxCacheKeys[slot + 2] = geneveRx.vni;
+        rxCacheValues[slot] = vpc;
+        rxCacheValues[slot + 1] = target.local;
+        accept(vpc, target.local, datagram, innerStart, innerEnd, hasTelemetry, nowNs);
+    }
+
+    private void accept(
+            Vpc vpc, Eni eni, ByteBuf datagram, int innerStart, int innerEnd, boolean hasTelemetry, long nowNs) {
         if (inner.roce) {
             // A real-time underlay may pad datagrams to its GSO segment size; RoCE never carries
             // bytes after the IPv4 packet, so the vNIC gets the frame exactly.
@@ -637,7 +731,7 @@ public final class VSwitch {
         }
         datagram.setIndex(innerStart, innerEnd);
         vpc.counters.onRx(innerEnd - innerStart);
-        toEni(target.local, datagram, nowNs, hasTelemetry ? telemetry : null);
+        toEni(eni, datagram, nowNs, hasTelemetry ? telemetry : null);
     }
 
     /** Ingress checks and meter of the destination ENI ({@link #inner} holds the frame's headers). */

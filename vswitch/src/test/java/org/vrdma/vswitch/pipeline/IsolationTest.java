@@ -137,6 +137,39 @@ class IsolationTest {
     }
 
     @Test
+    void routeChangesApplyToConversationsAlreadyFlowing() {
+        // Each accepted datagram leaves its decision in the switch's receive cache; every change
+        // after it must still be seen by the next datagram of the same conversation.
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        assertThat(redB.count()).isEqualTo(2);
+
+        b.addRemoteRoute(VPC_RED, "10.0.0.1", HOST_C); // 10.0.0.1 moved to host C
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        assertThat(b.counters().drops(DropReason.SOURCE_HOST_MISMATCH)).isEqualTo(1);
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_C);
+        assertThat(redB.count()).isEqualTo(3);
+
+        b.removeRemoteRoute(VPC_RED, UnderlayAddress.parseIpv4("10.0.0.1"));
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_C);
+        assertThat(b.counters().drops(DropReason.UNKNOWN_SOURCE_HOST)).isEqualTo(1);
+
+        b.addRemoteRoute(VPC_RED, "10.0.0.1", HOST_A);
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        assertThat(redB.count()).isEqualTo(4);
+        b.removeEni(1); // red's last ENI on b: the VNI has no local ENI any more
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        assertThat(b.counters().drops(DropReason.UNKNOWN_VNI)).isEqualTo(1);
+        b.addEni(EniConfig.of(3, RED_B.mac(), "10.0.0.5", VPC_RED), redB); // another address
+        b.onUnderlayDatagram(geneve(VPC_RED, RED_A, RED_B, false), HOST_A);
+        assertThat(b.counters().drops(DropReason.NO_ROUTE)).isEqualTo(1);
+        lab.scheduler.runUntilIdle(1000);
+
+        assertThat(redB.count()).isEqualTo(4);
+        assertThat(b.counters().dropsTotal()).isEqualTo(4);
+    }
+
+    @Test
     void securityGroupsAllowAndDenyInOrderAndChangeAtRunTime() {
         SecurityGroup web = new SecurityGroup(
                 "web",

@@ -50,8 +50,9 @@ final class FabricPort implements TimerHandler {
 
     // Direct mode: departed packets on the link, in departure order.
     private ByteBuf[] flight = new ByteBuf[16];
-    private long[] flightTags = new long[16];
-    private long[] flightArrivalNs = new long[16];
+    /** Per packet in flight: its tag and its arrival time at the far end, side by side (one cache line). */
+    private long[] flightTagAndArrivalNs = new long[32];
+
     private int flightHead;
     private int flightCount;
     private boolean delivering;
@@ -188,8 +189,8 @@ final class FabricPort implements TimerHandler {
         }
         int tail = (flightHead + flightCount) & (flight.length - 1);
         flight[tail] = packet;
-        flightTags[tail] = tag;
-        flightArrivalNs[tail] = departNs + propagationNs;
+        flightTagAndArrivalNs[2 * tail] = tag;
+        flightTagAndArrivalNs[2 * tail + 1] = departNs + propagationNs;
         flightCount++;
     }
 
@@ -198,9 +199,9 @@ final class FabricPort implements TimerHandler {
         leaveBy(nowNs - propagationNs);
         delivering = true;
         try {
-            while (flightCount > 0 && flightArrivalNs[flightHead] <= nowNs) {
+            while (flightCount > 0 && flightTagAndArrivalNs[2 * flightHead + 1] <= nowNs) {
                 ByteBuf f = flight[flightHead];
-                long tag = flightTags[flightHead];
+                long tag = flightTagAndArrivalNs[2 * flightHead];
                 flight[flightHead] = null;
                 flightHead = (flightHead + 1) & (flight.length - 1);
                 flightCount--;
@@ -221,7 +222,7 @@ final class FabricPort implements TimerHandler {
         }
         long nextNs;
         if (flightCount > 0) {
-            nextNs = flightArrivalNs[flightHead];
+            nextNs = flightTagAndArrivalNs[2 * flightHead + 1];
         } else if (queue.queuedPackets() > 0) {
             nextNs = queue.headDeadlineNs() + propagationNs;
         } else {
@@ -233,17 +234,15 @@ final class FabricPort implements TimerHandler {
     private void growFlight() {
         int n = flight.length;
         ByteBuf[] f = new ByteBuf[n * 2];
-        long[] t = new long[n * 2];
-        long[] a = new long[n * 2];
+        long[] m = new long[n * 4];
         for (int i = 0; i < flightCount; i++) {
             int j = (flightHead + i) & (n - 1);
             f[i] = flight[j];
-            t[i] = flightTags[j];
-            a[i] = flightArrivalNs[j];
+            m[2 * i] = flightTagAndArrivalNs[2 * j];
+            m[2 * i + 1] = flightTagAndArrivalNs[2 * j + 1];
         }
         flight = f;
-        flightTags = t;
-        flightArrivalNs = a;
+        flightTagAndArrivalNs = m;
         flightHead = 0;
     }
 
