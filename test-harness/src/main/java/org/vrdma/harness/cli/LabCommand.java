@@ -118,7 +118,8 @@ final class LabCommand implements Callable<Integer> {
             name = "figures",
             description = "Regenerate the congestion-control tables and plots of the READMEs from real runs: the"
                     + " ready-made labs cc-comparison-star16, incast-32to1, fairness-convergence and loss-sweep"
-                    + " (virtual time) and cc-compare. Run from the repository root.")
+                    + " (virtual time) and cc-compare; with --fat-tree also hpcc-fat-tree. Run from the repository"
+                    + " root.")
     static final class Figures implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -143,6 +144,12 @@ final class LabCommand implements Callable<Integer> {
         @Option(names = "--no-progress", description = "No progress bar.")
         boolean noProgress;
 
+        @Option(
+                names = "--fat-tree",
+                description = "Also run hpcc-fat-tree (320 hosts, DCQCN and HPCC: minutes of CPU) and"
+                        + " rewrite its table; without it that table is left as it is.")
+        boolean fatTree;
+
         @Override
         public Integer call() {
             try {
@@ -154,7 +161,8 @@ final class LabCommand implements Callable<Integer> {
                     return 2;
                 }
                 PrintStream console = new PrintStream(new Forward(spec), true);
-                CcFigures figures = new CcFigures(root, out, LabBackends.get("virtual"), console, !noProgress);
+                CcFigures figures =
+                        new CcFigures(root, out, LabBackends.get("virtual"), console, !noProgress).withFatTree(fatTree);
                 Map<String, String> sections = figures.run();
                 console.println(
                         "wrote " + sections.size() + " tables to " + out + " and plots to " + root.resolve("docs/img"));

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,6 +40,12 @@ public final class CcFigures {
     public static final List<String> READMES =
             List.of("README.md", "congestion-control/README.md", "test-harness/README.md");
 
+    /**
+     * Sections only some runs generate (the fat tree behind {@code --fat-tree}, minutes of CPU): a
+     * run without them leaves their README text as it is.
+     */
+    public static final Set<String> OPTIONAL_SECTIONS = Set.of("cc-fat-tree-table");
+
     private static final Pattern SECTION = Pattern.compile(
             "(<!-- BEGIN generated ([a-z0-9-]+)[^>]*-->\\n)(.*?)(<!-- END generated \\2 -->)", Pattern.DOTALL);
 
@@ -48,6 +55,7 @@ public final class CcFigures {
     private final PrintStream console;
     private final boolean progress;
     private final CcComparison.Setup compareSetup;
+    private boolean fatTree;
 
     /**
      * @param root repository root: labs are read from {@code test-harness/labs}, plots written to
@@ -72,6 +80,15 @@ public final class CcFigures {
         this.backend = backend;
         this.console = console;
         this.progress = progress;
+    }
+
+    /**
+     * Also runs {@code hpcc-fat-tree.json} (320 hosts, DCQCN and HPCC; about 10 s of CPU per 10 ms
+     * of lab time each) and generates {@code cc-fat-tree-table} and {@code lab-cc-fat-tree-*.png}.
+     */
+    public CcFigures withFatTree(boolean on) {
+        this.fatTree = on;
+        return this;
     }
 
     /** Runs everything and returns the generated sections by name (also written to {@code out}). */
@@ -105,6 +122,13 @@ public final class CcFigures {
         List<LabRunner.Outcome> loss = runLab("loss-sweep.json");
         sections.put("loss-sweep-table", lossTable(loss));
         plot("lab-loss-sweep.png", lossPlot(loss));
+
+        if (fatTree) {
+            List<LabRunner.Outcome> tree = runLab("hpcc-fat-tree.json");
+            sections.put("cc-fat-tree-table", fatTreeTable(tree));
+            plot("lab-cc-fat-tree-p99.png", fatTreePlot(tree, 99));
+            plot("lab-cc-fat-tree-p95.png", fatTreePlot(tree, 95));
+        }
 
         console.println("cc-compare (dumbbell, virtual time)");
         List<CcComparison.Row> rows = CcComparison.runAll(CcComparison.ALGORITHMS, compareSetup, 1);
@@ -151,6 +175,10 @@ public final class CcFigures {
         StringBuilder sb = new StringBuilder();
         while (m.find()) {
             String body = sections.get(m.group(2));
+            if (body == null && OPTIONAL_SECTIONS.contains(m.group(2))) {
+                m.appendReplacement(sb, Matcher.quoteReplacement(m.group()));
+                continue;
+            }
             if (body == null) {
                 throw new LabException(
                         fileName, "generated section '" + m.group(2) + "' is not one of " + sections.keySet());
@@ -412,6 +440,108 @@ public final class CcFigures {
     }
 
     /**
+     * The fat tree, as the HPCC paper's Fig. 11 shows it: slowdown p50/p95/p99 per flow-size bucket
+     * for each variant side by side, then per variant the counters and the busiest queue.
+     */
+    static String fatTreeTable(List<LabRunner.Outcome> outcomes) {
+        List<String> header = new ArrayList<>(List.of("flow size"));
+        for (LabRunner.Outcome o : outcomes) {
+            String v = display(o.label());
+            header.addAll(List.of(v + " flows", v + " p50", v + " p95", v + " p99"));
+        }
+        List<List<String>> rows = new ArrayList<>();
+        long lower = -1;
+        for (long upper : Percentiles.BUCKET_BOUNDS) {
+            List<String> row = new ArrayList<>();
+            row.add(
+                    upper == Long.MAX_VALUE
+                            ? "> " + size(lower)
+                            : lower < 0 ? "≤ " + size(upper) : size(lower) + "–" + size(upper));
+            boolean any = false;
+            for (LabRunner.Outcome o : outcomes) {
+                LabResults r = o.results();
+                long lo = lower;
+                long n = r.flows().stream()
+                        .filter(f -> f.bytes() > lo && f.bytes() <= upper && f.idealFctNs() > 0)
+                        .count();
+                long open = r.flows().stream()
+                        .filter(f -> f.bytes() > lo && f.bytes() <= upper && f.idealFctNs() > 0 && f.endNs() < 0)
+                        .count();
+                any |= n > 0;
+                row.add(open == 0 ? Long.toString(n) : (n - open) + "/" + n);
+                row.add(slowdown(r, lower, upper, 50));
+                row.add(slowdown(r, lower, upper, 95));
+                row.add(slowdown(r, lower, upper, 99));
+            }
+            if (any) {
+                rows.add(row);
+            }
+            lower = upper;
+        }
+        List<String> all = new ArrayList<>(List.of("all"));
+        for (LabRunner.Outcome o : outcomes) {
+            LabResults r = o.results();
+            all.add(done(r.counters()));
+            all.add(slowdown(r, -1, Long.MAX_VALUE, 50));
+            all.add(slowdown(r, -1, Long.MAX_VALUE, 95));
+            all.add(slowdown(r, -1, Long.MAX_VALUE, 99));
+        }
+        rows.add(all);
+
+        List<List<String>> counters = new ArrayList<>();
+        for (LabRunner.Outcome o : outcomes) {
+            LabResults r = o.results();
+            LabResults.Counters c = r.counters();
+            double[] q = queue(r);
+            counters.add(List.of(
+                    display(o.label()),
+                    done(c),
+                    fmt(q[0]),
+                    fmt(q[1]),
+                    Long.toString(c.cnpsSent()),
+                    Long.toString(c.ecnMarks()),
+                    Long.toString(c.bufferDrops() + c.injectedLosses()),
+                    Long.toString(c.retransmittedPackets()),
+                    Long.toString(c.timeouts()),
+                    Long.toString(c.linkTransmissions()),
+                    fmt(lastEndNs(r) / 1e6)));
+        }
+        Lab lab = outcomes.getFirst().results().lab();
+        return "Source: " + source(outcomes).replace("figures`", "figures --fat-tree`") + " (flows start for "
+                + fmt(lab.durationUs() / 1000.0)
+                + " ms, then up to " + fmt(lab.drainUs() / 1000.0) + " ms to drain). Slowdown = FCT / ideal FCT"
+                + " (the flow alone on the empty network), nearest-rank percentiles over the flows of the size"
+                + " bucket; flows column: done/started where some were still sending when the run ended, whose"
+                + " (end of run - start) / ideal FCT counts as a lower bound, marked ≥.\n\n"
+                + table(header, rows)
+                + "\nQueue: the busiest switch port, sampled every "
+                + r0(outcomes).queues().intervalNs() / 1000
+                + " µs. Drops are buffer drops (no PFC in the fabric model).\n\n"
+                + table(
+                        List.of(
+                                "variant",
+                                "flows done",
+                                "queue p99 kB",
+                                "queue max kB",
+                                "CNPs",
+                                "ECN marks",
+                                "drops",
+                                "retransmitted",
+                                "timeouts",
+                                "link transmissions",
+                                "last flow done ms"),
+                        counters);
+    }
+
+    private static LabResults r0(List<LabRunner.Outcome> outcomes) {
+        return outcomes.getFirst().results();
+    }
+
+    private static String size(long bytes) {
+        return bytes >= 1_000_000 ? bytes / 1_000_000 + " MB" : bytes / 1000 + " kB";
+    }
+
+    /**
      * Per flow, FCT against its FCT under ideal fair sharing (processor sharing of the bottleneck
      * among the flows present, at the rate each flow reaches alone): 1.0 is a perfectly fair,
      * fully used port.
@@ -586,6 +716,17 @@ public final class CcFigures {
         }
         return Plots.fctComparison(
                 name + " FCT slowdown by flow size (16-host star, WebSearch)", byVariant, percentile);
+    }
+
+    private static byte[] fatTreePlot(List<LabRunner.Outcome> outcomes, int percentile) {
+        Map<String, List<LabResults.SizeBucket>> byVariant = new LinkedHashMap<>();
+        for (LabRunner.Outcome o : outcomes) {
+            byVariant.put(display(o.label()), o.results().fctBuckets());
+        }
+        return Plots.fctComparison(
+                "p" + percentile + " FCT slowdown by flow size (320-host fat tree, WebSearch 30%)",
+                byVariant,
+                percentile);
     }
 
     /** The first series of each outcome's time series, named by variant. */

@@ -173,15 +173,20 @@ final class VirtualLab implements LabRun {
             distanceTo[h] = network.distancesTo(h);
         }
         int intHops = 0;
-        if (intNeeded) {
-            int diameter = 0;
-            for (int h = 0; h < Math.min(hosts, 2); h++) {
-                for (int d : distanceTo[h]) {
-                    diameter = Math.max(diameter, d);
-                }
+        int diameter = 0;
+        for (int h = 0; h < Math.min(hosts, 2); h++) {
+            for (int d : distanceTo[h]) {
+                diameter = Math.max(diameter, d);
             }
+        }
+        if (intNeeded) {
             intHops = Math.min(org.vrdma.vswitch.pipeline.IntOption.MAX_HOPS, Math.max(1, diameter));
         }
+        // The INT option holds at most MAX_HOPS records and the first ports fill them: on longer
+        // paths (a fat tree across pods: six links) the sender's own link would take a record and
+        // the last hop, the receiver's ToR port where incast queues build, would go unseen. There
+        // the switches alone stamp, as in the HPCC paper; the sender knows its own line rate.
+        boolean stampHostUplinks = diameter <= org.vrdma.vswitch.pipeline.IntOption.MAX_HOPS;
         for (int h = 0; h < hosts; h++) {
             if (adj.get(h).size() != 1) {
                 throw new LabException(
@@ -201,7 +206,7 @@ final class VirtualLab implements LabRun {
             FabricPort uplink = new FabricPort(
                     cfg.name() + ":uplink",
                     scheduler,
-                    egress(l.spec()),
+                    stampHostUplinks ? egress(l.spec()) : egress(l.spec()).withIntStamping(false),
                     new SeededRandoms(cfg.seed()),
                     l.spec().delayNs());
             hostPorts.add(uplink);

@@ -53,6 +53,19 @@ class CcFiguresTest {
     }
 
     @Test
+    void leavesAnOptionalSectionAloneWhenNotGenerated() {
+        String text = "<!-- BEGIN generated cc-fat-tree-table -->\nkept\n<!-- END generated cc-fat-tree-table -->\n"
+                + "<!-- BEGIN generated a -->\nold\n<!-- END generated a -->\n";
+        assertThat(CcFigures.replaceSections(text, Map.of("a", "new"), "X.md"))
+                .isEqualTo(
+                        "<!-- BEGIN generated cc-fat-tree-table -->\nkept\n<!-- END generated cc-fat-tree-table -->\n"
+                                + "<!-- BEGIN generated a -->\nnew\n<!-- END generated a -->\n");
+        assertThat(CcFigures.replaceSections(text, Map.of("a", "new", "cc-fat-tree-table", "fresh"), "X.md"))
+                .contains("fresh")
+                .doesNotContain("kept");
+    }
+
+    @Test
     void fairShareIsProcessorSharing() {
         // 2000 B from 0 and 1000 B from 1000 ns on a 1 B/ns port: alone until 1000 ns, then half each.
         List<LabResults.FlowResult> flows = List.of(
@@ -77,47 +90,7 @@ class CcFiguresTest {
 
     @Test
     void regeneratesTablesPlotsAndReadmesFromRuns(@TempDir Path root) throws Exception {
-        Path labs = Files.createDirectories(root.resolve("test-harness/labs"));
-        String link = "\"hostLink\": {\"rateGbps\": 100, \"delayNs\": 1000, \"bufferBytes\": 1048576,"
-                + " \"ecn\": {\"kMinBytes\": 100000, \"kMaxBytes\": 400000, \"pMax\": 0.2}}";
-        Files.writeString(
-                labs.resolve("cc-comparison-star16.json"),
-                "{\"name\": \"cc-comparison-star16\", \"seed\": 3, \"durationUs\": 100, \"drainUs\": 300,"
-                        + " \"topology\": {\"type\": \"star\", \"hosts\": 4, " + link + "},"
-                        + " \"workloads\": [{\"type\": \"poisson\", \"cdf\": \"websearch\", \"load\": 0.3}],"
-                        + " \"sweep\": {\"cc\": [{\"algorithm\": \"hpcc\"}, {\"algorithm\": \"none\"}], \"load\": [0.3]}}");
-        Files.writeString(
-                labs.resolve("incast-32to1.yaml"),
-                "name: incast-32to1\nseed: 1\ndurationUs: 50\ndrainUs: 2000\nsampleIntervalUs: 5\n"
-                        + "topology: {type: star, hosts: 5, " + link.replace("\"", "") + "}\n"
-                        + "workloads: [{type: incast, receiver: h0, senderCount: 4, flowBytes: 65536, rounds: 1}]\n"
-                        + "sweep: {cc: [{algorithm: dcqcn}, {algorithm: none}]}\n");
-        Files.writeString(
-                labs.resolve("fairness-convergence.json"),
-                "{\"name\": \"fairness-convergence\", \"seed\": 1, \"durationUs\": 100, \"drainUs\": 2000,"
-                        + " \"topology\": {\"type\": \"star\", \"hosts\": 3, " + link + "},"
-                        + " \"workloads\": [{\"type\": \"flows\", \"flows\": ["
-                        + "{\"src\": \"h1\", \"dst\": \"h0\", \"bytes\": 1000000, \"startUs\": 0},"
-                        + "{\"src\": \"h2\", \"dst\": \"h0\", \"bytes\": 500000, \"startUs\": 50}]}],"
-                        + " \"sweep\": {\"cc\": [{\"algorithm\": \"swift\"}, {\"algorithm\": \"timely\"}]}}");
-        Files.writeString(
-                labs.resolve("loss-sweep.json"),
-                "{\"name\": \"loss-sweep\", \"seed\": 1, \"durationUs\": 50, \"drainUs\": 20000,"
-                        + " \"topology\": {\"type\": \"pair\", \"hostLink\": {\"rateGbps\": 100, \"delayNs\": 1000}},"
-                        + " \"workloads\": [{\"type\": \"perftest\", \"test\": \"writeBw\", \"client\": \"h0\","
-                        + " \"server\": \"h1\", \"sizeBytes\": 65536, \"iterations\": 20, \"verify\": true}],"
-                        + " \"sweep\": {\"recovery\": [\"gbn\", \"sr\"], \"loss\": [0.0, 0.01]}}");
-        String readme = "# x\n<!-- BEGIN generated cc-star16-table -->\nstale\n<!-- END generated cc-star16-table -->\n"
-                + "<!-- BEGIN generated cc-incast-table -->\n<!-- END generated cc-incast-table -->\n"
-                + "<!-- BEGIN generated cc-fairness-table -->\n<!-- END generated cc-fairness-table -->\n"
-                + "<!-- BEGIN generated loss-sweep-table -->\n<!-- END generated loss-sweep-table -->\n";
-        Files.writeString(root.resolve("README.md"), readme);
-        Files.createDirectories(root.resolve("congestion-control"));
-        Files.writeString(
-                root.resolve("congestion-control/README.md"),
-                "<!-- BEGIN generated cc-compare-table -->\n<!-- END generated cc-compare-table -->\n");
-        Files.writeString(root.resolve("test-harness/README.md"), "no generated sections\n");
-
+        writeSmallLabs(root);
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         CcFigures figures = new CcFigures(
                 root,
@@ -159,7 +132,95 @@ class CcFiguresTest {
         assertThat(figures.updateReadmes(sections))
                 .containsExactly(root.resolve("README.md"), root.resolve("congestion-control/README.md"));
         String updated = Files.readString(root.resolve("README.md"));
-        assertThat(updated).doesNotContain("stale").contains(sections.get("loss-sweep-table"));
+        assertThat(updated)
+                .doesNotContain("stale")
+                .contains(sections.get("loss-sweep-table"))
+                .contains("from an earlier --fat-tree run");
+        assertThat(root.resolve("docs/img/lab-cc-fat-tree-p99.png")).doesNotExist();
         assertThat(figures.updateReadmes(sections)).isEmpty();
+    }
+
+    @Test
+    void fatTreeOptionAddsItsTableAndPlots(@TempDir Path root) throws Exception {
+        writeSmallLabs(root);
+        Files.writeString(
+                root.resolve("test-harness/labs/hpcc-fat-tree.json"),
+                "{\"name\": \"hpcc-fat-tree\", \"seed\": 2, \"durationUs\": 100, \"drainUs\": 3000,"
+                        + " \"topology\": {\"type\": \"fatTree\", \"k\": 4, \"pods\": 2, \"hostsPerTor\": 2,"
+                        + " \"hostLink\": {\"rateGbps\": 100, \"delayNs\": 1000},"
+                        + " \"fabricLink\": {\"rateGbps\": 400, \"delayNs\": 1000}},"
+                        + " \"transport\": {\"payload\": \"length\"},"
+                        + " \"workloads\": [{\"type\": \"poisson\", \"cdf\": \"websearch\", \"load\": 0.3}],"
+                        + " \"sweep\": {\"cc\": [{\"algorithm\": \"dcqcn\"}, {\"algorithm\": \"hpcc\"}]}}");
+        CcFigures figures = new CcFigures(
+                        root,
+                        root.resolve("out"),
+                        LabBackends.get("virtual"),
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        false,
+                        new CcComparison.Setup(500_000, 100_000, 200_000, 4, 100_000, 5_000_000))
+                .withFatTree(true);
+        Map<String, String> sections = figures.run();
+
+        assertThat(sections).containsKey("cc-fat-tree-table");
+        String table = sections.get("cc-fat-tree-table");
+        assertThat(table)
+                .contains("`./vrdma lab figures --fat-tree`", "seed 2", "| all |", "DCQCN p95", "HPCC p99")
+                .contains("| DCQCN |", "| HPCC |", "ECN marks", "link transmissions");
+        for (String png : List.of("lab-cc-fat-tree-p99.png", "lab-cc-fat-tree-p95.png")) {
+            assertThat(Files.readAllBytes(root.resolve("docs/img").resolve(png)))
+                    .as(png)
+                    .startsWith(0x89, 'P', 'N', 'G');
+        }
+        assertThat(root.resolve("out/hpcc-fat-tree/cc=hpcc/results.json")).isNotEmptyFile();
+        figures.updateReadmes(sections);
+        assertThat(Files.readString(root.resolve("README.md")))
+                .contains(table)
+                .doesNotContain("from an earlier --fat-tree run");
+    }
+
+    private static void writeSmallLabs(Path root) throws Exception {
+        Path labs = Files.createDirectories(root.resolve("test-harness/labs"));
+        String link = "\"hostLink\": {\"rateGbps\": 100, \"delayNs\": 1000, \"bufferBytes\": 1048576,"
+                + " \"ecn\": {\"kMinBytes\": 100000, \"kMaxBytes\": 400000, \"pMax\": 0.2}}";
+        Files.writeString(
+                labs.resolve("cc-comparison-star16.json"),
+                "{\"name\": \"cc-comparison-star16\", \"seed\": 3, \"durationUs\": 100, \"drainUs\": 300,"
+                        + " \"topology\": {\"type\": \"star\", \"hosts\": 4, " + link + "},"
+                        + " \"workloads\": [{\"type\": \"poisson\", \"cdf\": \"websearch\", \"load\": 0.3}],"
+                        + " \"sweep\": {\"cc\": [{\"algorithm\": \"hpcc\"}, {\"algorithm\": \"none\"}], \"load\": [0.3]}}");
+        Files.writeString(
+                labs.resolve("incast-32to1.yaml"),
+                "name: incast-32to1\nseed: 1\ndurationUs: 50\ndrainUs: 2000\nsampleIntervalUs: 5\n"
+                        + "topology: {type: star, hosts: 5, " + link.replace("\"", "") + "}\n"
+                        + "workloads: [{type: incast, receiver: h0, senderCount: 4, flowBytes: 65536, rounds: 1}]\n"
+                        + "sweep: {cc: [{algorithm: dcqcn}, {algorithm: none}]}\n");
+        Files.writeString(
+                labs.resolve("fairness-convergence.json"),
+                "{\"name\": \"fairness-convergence\", \"seed\": 1, \"durationUs\": 100, \"drainUs\": 2000,"
+                        + " \"topology\": {\"type\": \"star\", \"hosts\": 3, " + link + "},"
+                        + " \"workloads\": [{\"type\": \"flows\", \"flows\": ["
+                        + "{\"src\": \"h1\", \"dst\": \"h0\", \"bytes\": 1000000, \"startUs\": 0},"
+                        + "{\"src\": \"h2\", \"dst\": \"h0\", \"bytes\": 500000, \"startUs\": 50}]}],"
+                        + " \"sweep\": {\"cc\": [{\"algorithm\": \"swift\"}, {\"algorithm\": \"timely\"}]}}");
+        Files.writeString(
+                labs.resolve("loss-sweep.json"),
+                "{\"name\": \"loss-sweep\", \"seed\": 1, \"durationUs\": 50, \"drainUs\": 20000,"
+                        + " \"topology\": {\"type\": \"pair\", \"hostLink\": {\"rateGbps\": 100, \"delayNs\": 1000}},"
+                        + " \"workloads\": [{\"type\": \"perftest\", \"test\": \"writeBw\", \"client\": \"h0\","
+                        + " \"server\": \"h1\", \"sizeBytes\": 65536, \"iterations\": 20, \"verify\": true}],"
+                        + " \"sweep\": {\"recovery\": [\"gbn\", \"sr\"], \"loss\": [0.0, 0.01]}}");
+        String readme = "# x\n<!-- BEGIN generated cc-star16-table -->\nstale\n<!-- END generated cc-star16-table -->\n"
+                + "<!-- BEGIN generated cc-incast-table -->\n<!-- END generated cc-incast-table -->\n"
+                + "<!-- BEGIN generated cc-fairness-table -->\n<!-- END generated cc-fairness-table -->\n"
+                + "<!-- BEGIN generated loss-sweep-table -->\n<!-- END generated loss-sweep-table -->\n"
+                + "<!-- BEGIN generated cc-fat-tree-table -->\nfrom an earlier --fat-tree run\n"
+                + "<!-- END generated cc-fat-tree-table -->\n";
+        Files.writeString(root.resolve("README.md"), readme);
+        Files.createDirectories(root.resolve("congestion-control"));
+        Files.writeString(
+                root.resolve("congestion-control/README.md"),
+                "<!-- BEGIN generated cc-compare-table -->\n<!-- END generated cc-compare-table -->\n");
+        Files.writeString(root.resolve("test-harness/README.md"), "no generated sections\n");
     }
 }
