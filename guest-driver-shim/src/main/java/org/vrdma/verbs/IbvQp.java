@@ -24,7 +24,7 @@ import org.vrdma.vnic.verbs.WorkCompletion;
 import org.vrdma.vnic.verbs.WrOpcode;
 
 /**
- * A queue pair ({@code struct ibv_qp}), RC or UD.
+ * A queue pair ({@code struct ibv_qp}), RC, UC or UD.
  *
  * <p><b>State</b>: {@link #modify} accepts exactly the transitions and attribute masks of the
  * InfiniBand specification (RESET → INIT → RTR → RTS, RTS ↔ SQD, anything → RESET or ERR); anything
