@@ -389,6 +389,42 @@ class AttachedUdSrqTest {
         ShimFixture.eventually(WAIT, () -> hosts[1].server.sessions().isEmpty(), "sessions released");
     }
 
+    @Test
+    void aUdQpOnASharedReceiveQueueGetsTheGrhInTheSrqsBuffers() {
+        try (Side a = new Side(hosts[0]);
+                Side b = new Side(hosts[1])) {
+            final IbvQp qa = a.ud(16);
+            final IbvSrq srq = b.ctx.createSrq(b.pd, 8, 1, 0);
+            final IbvQpInitAttr attr = IbvQpInitAttr.ud(b.cq, 16);
+            attr.srq = srq;
+            final IbvQp qb = b.ctx.createQp(b.pd, attr);
+            QpConnector.udToRts(qb, QKEY, QpInfo.of(qb, b.mr));
+            for (int i = 0; i < 2; i++) {
+                srq.postRecv(recv(b, 900 + i, i * 2048L, GRH_BYTES + 1024));
+            }
+            try (IbvAh toB = a.pd.createAh(IbvAhAttr.of(b.ctx.device().gid()))) {
+                for (int i = 0; i < 2; i++) {
+                    a.buf().asSlice(i * 1024L, 1000).fill((byte) (0x30 + i));
+                    qa.postSend(udSend(a, i * 1024L, 1000, toB, qb.qpNum()));
+                    assertThat(next(a.cq).status).isEqualTo(WcStatus.SUCCESS);
+                    final IbvWc w = next(b.cq);
+                    assertThat(w.status).isEqualTo(WcStatus.SUCCESS);
+                    assertThat(w.wrId).isEqualTo(900 + i);
+                    assertThat(w.qpNum).isEqualTo(qb.qpNum());
+                    assertThat(w.byteLen).isEqualTo(GRH_BYTES + 1000);
+                    assertThat(w.wcFlags & WcFlags.GRH).isNotZero();
+                    assertThat(sourceGid(b.buf().asSlice(i * 2048L, GRH_BYTES)))
+                            .isEqualTo(a.ctx.device().gid());
+                    assertThat(b.buf().asSlice(i * 2048L + GRH_BYTES, 1000).toArray(ValueLayout.JAVA_BYTE))
+                            .containsOnly((byte) (0x30 + i));
+                }
+            }
+            qa.close();
+            qb.close();
+            srq.close();
+        }
+    }
+
     private static void connect(final Side a, final IbvQp qa, final Side b, final IbvQp qb) {
         final QpInfo ia = QpInfo.of(qa, a.mr);
         final QpInfo ib = QpInfo.of(qb, b.mr);
