@@ -166,6 +166,20 @@ public final class ControlProtocol {
         }
     }
 
+    /**
+     * Geometry of an SRQ's ring, computed as the vNIC does (see vrdma_proto.h).
+     *
+     * @param entries slots (a power of two)
+     * @param stride bytes per slot
+     * @param bytes bytes of the whole ring, header included
+     */
+    public record SrqRingLayout(int entries, int stride, long bytes) {
+        /** The ring of an SRQ of {@code maxWr} receives of {@code maxSge} elements. */
+        public static SrqRingLayout of(final int maxWr, final int maxSge) {
+            return new SrqRingLayout(Session.pow2AtLeast(maxWr), SrqRing.stride(maxSge), SrqRing.bytes(maxWr, maxSge));
+        }
+    }
+
     /** The completion opcode of an {@code enum ibv_wc_opcode} value, or null for another value. */
     public static WcOpcode wcOpcodeOf(final int ibvValue) {
         for (final WcOpcode op : WcOpcode.values()) {

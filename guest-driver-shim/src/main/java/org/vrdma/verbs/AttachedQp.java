@@ -2,7 +2,6 @@ package org.vrdma.verbs;
 
 import static org.vrdma.shim.ControlProtocol.*;
 
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import org.vrdma.shim.ControlProtocol.QpRing;
 import org.vrdma.shim.SharedRing;
@@ -24,49 +23,63 @@ final class AttachedQp {
     private final QpRing layout;
     private final int maxSendSge;
     private final boolean sigAll;
-    private final long rqBase;
-    // Written by the one posting thread of each queue.
+    private final boolean ud;
+    /** The QP's own receive queue; null on a shared receive queue. */
+    private final AttachedRecvQueue rq;
+    // Written by the one posting thread of the send queue.
     private int sqProd;
-    private int rqProd;
 
-    private AttachedQp(int handle, SharedRing ring, QpRing layout, int maxSendSge, boolean sigAll) {
+    private AttachedQp(int handle, SharedRing ring, QpRing layout, int maxSendSge, boolean sigAll, boolean ud) {
         this.handle = handle;
         this.ring = ring;
         this.layout = layout;
         this.maxSendSge = maxSendSge;
         this.sigAll = sigAll;
-        this.rqBase = QP_RING_HDR + (long) layout.sqEntries() * layout.sqStride();
+        this.ud = ud;
+        this.rq = layout.rqEntries() == 0
+                ? null
+                : new AttachedRecvQueue(
+                        ring,
+                        QP_RING_HDR + (long) layout.sqEntries() * layout.sqStride(),
+                        layout.rqEntries(),
+                        layout.rqStride(),
+                        layout.rqEntries(),
+                        RQ_PROD,
+                        RQ_CONS,
+                        "receive queue");
     }
 
     /** CREATE_QP with a work-queue ring; {@code attr} gets the sizes granted. */
     static IbvQp create(IbvContext ctx, IbvPd pd, IbvQpInitAttr attr) {
         var a = ctx.queryDevice();
+        // On a shared receive queue the QP has no receive queue of its own (0 slots in its ring).
+        boolean onSrq = attr.srq != null;
         if (attr.maxSendWr < 1
                 || attr.maxSendWr > a.maxQpWr()
-                || attr.maxRecvWr < 1
-                || attr.maxRecvWr > a.maxQpWr()
+                || (!onSrq && (attr.maxRecvWr < 1 || attr.maxRecvWr > a.maxQpWr()))
                 || attr.maxSendSge < 1
                 || attr.maxSendSge > a.maxSge()
-                || attr.maxRecvSge < 1
-                || attr.maxRecvSge > a.maxSge()
+                || (!onSrq && (attr.maxRecvSge < 1 || attr.maxRecvSge > a.maxSge()))
                 || attr.maxInlineData < 0
                 || attr.maxInlineData > a.maxInlineData()) {
             throw new IbvInvalidArgumentException("queue pair capabilities beyond the device's limits");
         }
         ctx.attached.openDoorbell();
-        QpRing layout = QpRing.of(attr.maxSendWr, attr.maxRecvWr, attr.maxSendSge, attr.maxRecvSge, attr.maxInlineData);
+        int maxRecvWr = onSrq ? 0 : attr.maxRecvWr;
+        int maxRecvSge = onSrq ? 0 : attr.maxRecvSge;
+        QpRing layout = QpRing.of(attr.maxSendWr, maxRecvWr, attr.maxSendSge, maxRecvSge, attr.maxInlineData);
         SharedRing ring = AttachedCq.ring("vrdma-qp", layout.bytes());
         ByteBuffer req = VnicClient.body(56);
         req.putInt(pd.handle)
                 .putInt(attr.sendCq.attached.handle)
                 .putInt(attr.recvCq.attached.handle)
-                .putInt(0)
-                .putInt(attr.qpType == org.vrdma.vnic.verbs.QpType.UC ? QPT_UC : QPT_RC)
+                .putInt(onSrq ? attr.srq.attached.handle : 0)
+                .putInt(wireType(attr.qpType))
                 .putInt(attr.sqSigAll ? 1 : 0);
         req.putInt(attr.maxSendWr)
-                .putInt(attr.maxRecvWr)
+                .putInt(maxRecvWr)
                 .putInt(attr.maxSendSge)
-                .putInt(attr.maxRecvSge)
+                .putInt(maxRecvSge)
                 .putInt(attr.maxInlineData);
         req.putInt(ring.fd()).putInt((int) ring.bytes()).putInt(0);
         ByteBuffer r = ctx.attached.callWithRing(CREATE_QP, req, ring);
@@ -77,8 +90,17 @@ final class AttachedQp {
         attr.maxSendSge = r.getInt();
         attr.maxRecvSge = r.getInt();
         attr.maxInlineData = r.getInt();
-        AttachedQp q = new AttachedQp(handle, ring, layout, attr.maxSendSge, attr.sqSigAll);
+        AttachedQp q = new AttachedQp(
+                handle, ring, layout, attr.maxSendSge, attr.sqSigAll, attr.qpType == org.vrdma.vnic.verbs.QpType.UD);
         return new IbvQp(ctx, pd, qpNum, attr, q);
+    }
+
+    private static int wireType(org.vrdma.vnic.verbs.QpType t) {
+        return switch (t) {
+            case UD -> QPT_UD;
+            case UC -> QPT_UC;
+            default -> QPT_RC;
+        };
     }
 
     /** Posting thread: {@code wr} was validated by {@link IbvQp}. */
@@ -98,8 +120,16 @@ final class AttachedQp {
         ring.putInt(at + 32, wr.rkey);
         ring.putLong(at + 40, wr.compareAdd);
         ring.putLong(at + 48, wr.swap);
-        ring.putLong(at + 56, 0); // ah, remote_qpn: RC
-        ring.putLong(at + 64, 0); // remote_qkey, reserved
+        if (ud) {
+            // The vNIC resolves the handle among this context's own address handles only.
+            ring.putInt(at + 56, wr.ah.handle);
+            ring.putInt(at + 60, wr.remoteQpn);
+            ring.putInt(at + 64, wr.remoteQkey);
+            ring.putInt(at + 68, 0);
+        } else {
+            ring.putLong(at + 56, 0); // ah, remote_qpn
+            ring.putLong(at + 64, 0); // remote_qkey, reserved
+        }
         if ((flags & SendFlags.INLINE) != 0) {
             long dst = at + SQ_WQE_BYTES + (long) maxSendSge * SGE_BYTES;
             for (int i = 0; i < wr.numSge(); i++) {
@@ -121,43 +151,16 @@ final class AttachedQp {
             ring.putInt(at + 16, wr.numSge());
             ring.putInt(at + 36, 0);
             for (int i = 0; i < wr.numSge(); i++) {
-                putSge(at + SQ_WQE_BYTES + (long) i * SGE_BYTES, wr, i);
+                AttachedRecvQueue.putSge(ring, at + SQ_WQE_BYTES + (long) i * SGE_BYTES, wr, i);
             }
         }
         ring.setIntRelease(SQ_PROD, ++sqProd);
-        doorbell(ctx);
+        AttachedRecvQueue.doorbell(ctx, ring);
     }
 
-    /** Posting thread: {@code wr} was validated by {@link IbvQp}. */
+    /** Posting thread: {@code wr} was validated by {@link IbvQp}, which has no SRQ. */
     void postRecv(IbvContext ctx, IbvRecvWr wr) {
-        int cons = ring.getIntAcquire(RQ_CONS);
-        if (rqProd - cons >= layout.rqEntries()) {
-            throw new IbvNoMemoryException(
-                    org.vrdma.vnic.verbs.Errno.ENOMEM, "receive queue full (" + layout.rqEntries() + ")");
-        }
-        long at = rqBase + (long) (rqProd & (layout.rqEntries() - 1)) * layout.rqStride();
-        ring.putLong(at, wr.wrId);
-        ring.putInt(at + 8, wr.numSge());
-        ring.putInt(at + 12, 0);
-        for (int i = 0; i < wr.numSge(); i++) {
-            putSge(at + RQ_WQE_BYTES + (long) i * SGE_BYTES, wr, i);
-        }
-        ring.setIntRelease(RQ_PROD, ++rqProd);
-        doorbell(ctx);
-    }
-
-    private void putSge(long at, SgeWorkRequest<?> wr, int i) {
-        ring.putLong(at, wr.sgeAddr(i));
-        ring.putInt(at + 8, wr.sgeLength(i));
-        ring.putInt(at + 12, wr.sgeLkey(i));
-    }
-
-    /** After publishing: wake the vNIC only if it armed the doorbell before sleeping. */
-    private void doorbell(IbvContext ctx) {
-        VarHandle.fullFence();
-        if (ring.getInt(DB_ARMED) != 0 && ring.getAndSetInt(DB_ARMED, 0) != 0) {
-            ctx.attached.ringDoorbell();
-        }
+        rq.post(ctx, wr);
     }
 
     /** Send requests in the ring the vNIC has not taken yet. */

@@ -227,12 +227,15 @@ public final class IbvContext implements AutoCloseable {
             throw new IbvInvalidArgumentException("shared receive queue belongs to another protection domain");
         }
         if (attached != null) {
-            if (attr.srq != null || (attr.qpType != QpType.RC && attr.qpType != QpType.UC)) {
-                throw new IbvNotSupportedException("a vNIC process serves RC and UC queue pairs without SRQ so far");
+            if (attr.qpType != QpType.RC && attr.qpType != QpType.UC && attr.qpType != QpType.UD) {
+                throw new IbvNotSupportedException(attr.qpType + " queue pairs are not served");
             }
             synchronized (this) {
                 checkOpen();
                 pd.checkLive();
+                if (attr.srq != null && !srqs.contains(attr.srq)) {
+                    throw new IbvInvalidArgumentException("shared receive queue destroyed");
+                }
                 IbvQp q = AttachedQp.create(this, pd, attr);
                 qps.add(q);
                 return q;
@@ -260,7 +263,15 @@ public final class IbvContext implements AutoCloseable {
             throw new IbvInvalidArgumentException("protection domain missing or of another context");
         }
         if (attached != null) {
-            throw new IbvNotSupportedException("a vNIC process does not serve shared receive queues yet");
+            synchronized (this) {
+                checkOpen();
+                pd.checkLive();
+                int[] granted = new int[2];
+                AttachedSrq a = AttachedSrq.create(this, pd, maxWr, maxSge, srqLimit, granted);
+                IbvSrq s = new IbvSrq(this, pd, a, granted[0], granted[1]);
+                srqs.add(s);
+                return s;
+            }
         }
         return loop.call(() -> {
             checkOpen();
@@ -279,7 +290,7 @@ public final class IbvContext implements AutoCloseable {
                 if (!open) {
                     return;
                 }
-                int live = qps.size() + cqs.size() + channels.size() + pds.size();
+                int live = qps.size() + srqs.size() + cqs.size() + channels.size() + pds.size();
                 if (live > 0) {
                     throw new IbvBusyException(live + " objects of the context are still alive");
                 }
@@ -423,8 +434,16 @@ public final class IbvContext implements AutoCloseable {
             case ControlProtocol.ASYNC_KIND_DEVICE -> {
                 return IbvAsyncEvent.ofDevice(type);
             }
+            case ControlProtocol.ASYNC_KIND_SRQ -> {
+                for (IbvSrq s : srqs) {
+                    if (s.attachedHandle() == handle) {
+                        return IbvAsyncEvent.ofSrq(type, s);
+                    }
+                }
+                return null;
+            }
             default -> {
-                return null; // attached contexts have no SRQs
+                return null;
             }
         }
     }
@@ -475,6 +494,7 @@ public final class IbvContext implements AutoCloseable {
      */
     synchronized void forget(Object o) {
         qps.remove(o);
+        srqs.remove(o);
         cqs.remove(o);
         channels.remove(o);
         pds.remove(o);

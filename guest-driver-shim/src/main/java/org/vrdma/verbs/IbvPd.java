@@ -96,10 +96,23 @@ public final class IbvPd implements AutoCloseable {
         if (attr == null) {
             throw new IbvInvalidArgumentException("ah_attr missing");
         }
-        if (context.attached != null) {
-            throw new IbvNotSupportedException("a vNIC process does not serve address handles yet");
-        }
+        // The same checks in both modes (RoCE: global, IPv4-mapped GID, GID index 0).
         org.vrdma.vnic.verbs.AhAttr a = attr.toModel();
+        if (context.attached != null) {
+            synchronized (context) {
+                checkLive();
+                ByteBuffer req = org.vrdma.shim.VnicClient.body(56);
+                req.putInt(handle).putInt(1).put(attr.dgid.raw());
+                req.putInt(attr.sgidIndex).putInt(attr.hopLimit).putInt(attr.trafficClass);
+                req.putInt(0).putInt(0).putInt(attr.sl).putInt(attr.portNum).putInt(0);
+                int h = context.attached
+                        .call(org.vrdma.shim.ControlProtocol.CREATE_AH, req)
+                        .getInt();
+                IbvAh ah = new IbvAh(this, h, attr.dgid);
+                ahs.add(ah);
+                return ah;
+            }
+        }
         return context.loop.call(() -> {
             checkLive();
             AddressHandle ah = pd.createAddressHandle(a);
@@ -140,8 +153,9 @@ public final class IbvPd implements AutoCloseable {
     private void deallocAttached() {
         synchronized (context) {
             checkLive();
-            if (!mrs.isEmpty()) {
-                throw new IbvBusyException(mrs.size() + " memory regions still registered");
+            if (!mrs.isEmpty() || !ahs.isEmpty()) {
+                throw new IbvBusyException(
+                        mrs.size() + " memory regions and " + ahs.size() + " address handles still alive");
             }
             AttachedMemory.call(context, org.vrdma.shim.ControlProtocol.DEALLOC_PD, handle);
             live = false;

@@ -24,7 +24,7 @@ import org.vrdma.vnic.verbs.WorkCompletion;
 import org.vrdma.vnic.verbs.WrOpcode;
 
 /**
- * A queue pair ({@code struct ibv_qp}), RC or UD.
+ * A queue pair ({@code struct ibv_qp}), RC, UC or UD.
  *
  * <p><b>State</b>: {@link #modify} accepts exactly the transitions and attribute masks of the
  * InfiniBand specification (RESET → INIT → RTR → RTS, RTS ↔ SQD, anything → RESET or ERR); anything
@@ -40,9 +40,10 @@ import org.vrdma.vnic.verbs.WrOpcode;
  * {@link SendFlags#SIGNALED} at least once per {@code maxSendWr} requests (or create the QP with
  * {@code sqSigAll}). One thread at a time posts to a queue.
  *
- * <p>On an attached device (RC only, for now) posting writes the QP's work-queue ring shared with
- * the vNIC process and rings its doorbell only when the vNIC sleeps; a ring slot is free again once
- * the vNIC has taken the request into its queue.
+ * <p>On an attached device (RC, UC and UD, with or without a shared receive queue) posting writes
+ * the QP's work-queue ring shared with the vNIC process and rings its doorbell only when the vNIC
+ * sleeps; a ring slot is free again once the vNIC has taken the request into its queue. The checks
+ * above are the same in both modes, so a request refused by one is refused by the other.
  */
 public final class IbvQp implements AutoCloseable {
     private final IbvContext context;
@@ -95,7 +96,7 @@ public final class IbvQp implements AutoCloseable {
         this.type = granted.qpType;
         this.sendCq = granted.sendCq;
         this.recvCq = granted.recvCq;
-        this.srq = null;
+        this.srq = granted.srq;
         this.maxSendWr = granted.maxSendWr;
         this.maxSendSge = granted.maxSendSge;
         this.maxRecvWr = granted.maxRecvWr;
@@ -107,6 +108,10 @@ public final class IbvQp implements AutoCloseable {
         this.modelWr = null;
         this.recvRing = null;
         this.attached = attached;
+        if (type == QpType.UD) {
+            // A UD QP's path MTU is the port's, fixed at creation: the mirror the size check reads.
+            this.pathMtuBytes = attached.query(context).pathMtu.bytes();
+        }
     }
 
     IbvQp(IbvContext context, IbvPd pd, QueuePair qp, IbvQpInitAttr granted) {
@@ -269,7 +274,7 @@ public final class IbvQp implements AutoCloseable {
             throw new IbvInvalidArgumentException("cannot post receives in RESET");
         }
         if (attached != null) {
-            checkRecv(wr);
+            RecvRing.check(wr, maxRecvSge);
             attached.postRecv(context, wr);
             return;
         }
@@ -350,17 +355,6 @@ public final class IbvQp implements AutoCloseable {
             attached.destroy(context);
             live = false;
             context.forget(this);
-        }
-    }
-
-    private void checkRecv(IbvRecvWr wr) {
-        if (wr.numSge() > maxRecvSge) {
-            throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_recv_sge " + maxRecvSge);
-        }
-        for (int i = 0; i < wr.numSge(); i++) {
-            if (wr.sgeLength(i) < 0) {
-                throw new IbvInvalidArgumentException("negative sge length");
-            }
         }
     }
 

@@ -5,8 +5,11 @@ import org.vrdma.vnic.verbs.SharedReceiveQueue;
 import org.vrdma.vnic.verbs.VerbsException;
 
 /**
- * A shared receive queue ({@code struct ibv_srq}): receives consumed by several RC queue pairs of
- * one protection domain. Posting follows the same rules as {@link IbvQp#postRecv}.
+ * A shared receive queue ({@code struct ibv_srq}): receives consumed by several queue pairs of one
+ * protection domain. Posting follows the same rules as {@link IbvQp#postRecv}: EINVAL for too many
+ * elements or a negative length, ENOMEM once {@code maxWr} receives are outstanding. On an attached
+ * device the receives go through a ring shared with the vNIC process, laid out as the native
+ * library's; the checks and errors are the same in both modes.
  */
 public final class IbvSrq implements AutoCloseable {
     private final IbvContext context;
@@ -16,8 +19,13 @@ public final class IbvSrq implements AutoCloseable {
     final java.util.concurrent.atomic.AtomicInteger unackedAsyncEvents =
             new java.util.concurrent.atomic.AtomicInteger();
 
+    private final int maxWr;
     private final int maxSge;
+    /** Embedded: the receives on their way to the model; null when attached. */
     final RecvRing ring;
+    /** The ring and handle in a vNIC process, or null on an embedded host. */
+    final AttachedSrq attached;
+
     private final Runnable drainTask = this::drain;
     private final java.util.function.Consumer<RecvWorkRequest> sink = this::postToModel;
     private volatile boolean live = true;
@@ -27,8 +35,40 @@ public final class IbvSrq implements AutoCloseable {
         this.context = context;
         this.pd = pd;
         this.srq = srq;
+        this.maxWr = maxWr;
         this.maxSge = maxSge;
         this.ring = new RecvRing(maxWr, maxSge);
+        this.attached = null;
+    }
+
+    /** A shared receive queue of an attached context, with the sizes the vNIC granted. */
+    IbvSrq(IbvContext context, IbvPd pd, AttachedSrq attached, int maxWr, int maxSge) {
+        this.context = context;
+        this.pd = pd;
+        this.srq = null;
+        this.maxWr = maxWr;
+        this.maxSge = maxSge;
+        this.ring = null;
+        this.attached = attached;
+    }
+
+    /** The receives it holds at most ({@code max_wr} granted). */
+    public int maxWr() {
+        return maxWr;
+    }
+
+    /** Scatter/gather elements per receive ({@code max_sge} granted). */
+    public int maxSge() {
+        return maxSge;
+    }
+
+    /** The limit armed now ({@code ibv_query_srq}'s {@code srq_limit}): 0 once the event fired. */
+    public int limit() {
+        checkLive();
+        if (attached != null) {
+            return attached.query(context)[2];
+        }
+        return context.loop.call(srq::limit);
     }
 
     /** The protection domain. */
@@ -43,8 +83,11 @@ public final class IbvSrq implements AutoCloseable {
      * @throws IbvNoMemoryException the queue is full
      */
     public void postRecv(IbvRecvWr wr) {
-        if (!live) {
-            throw new IbvInvalidArgumentException("shared receive queue destroyed");
+        checkLive();
+        if (attached != null) {
+            RecvRing.check(wr, maxSge);
+            attached.postRecv(context, wr);
+            return;
         }
         if (!ring.offer(wr, maxSge)) {
             throw new IbvNoMemoryException(org.vrdma.vnic.verbs.Errno.ENOMEM, "shared receive queue full");
@@ -58,6 +101,14 @@ public final class IbvSrq implements AutoCloseable {
 
     /** Arms the limit event ({@code ibv_modify_srq} with {@code IBV_SRQ_LIMIT}). */
     public void modifyLimit(int srqLimit) {
+        checkLive();
+        if (attached != null) {
+            synchronized (context) {
+                checkLive();
+                attached.modifyLimit(context, srqLimit);
+            }
+            return;
+        }
         context.loop.call(() -> {
             srq.modify(0, srqLimit, SharedReceiveQueue.ATTR_LIMIT);
             return null;
@@ -67,13 +118,45 @@ public final class IbvSrq implements AutoCloseable {
     /** Destroys the queue ({@code ibv_destroy_srq}); EBUSY while queue pairs use it. */
     public void destroy() {
         IbvQp.checkNoUnackedAsyncEvents(unackedAsyncEvents);
+        if (attached != null) {
+            destroyAttached();
+            return;
+        }
         context.loop.run(this::destroyOnLoop);
     }
 
     /** Destroys the queue unless that was already done. */
     @Override
     public void close() {
+        if (attached != null) {
+            synchronized (context) {
+                if (live) {
+                    destroyAttached();
+                }
+            }
+            return;
+        }
         context.loop.closeIfLive(() -> live, this::destroyOnLoop);
+    }
+
+    /** The vNIC's handle of an attached SRQ (-1 for an embedded one). */
+    int attachedHandle() {
+        return attached != null ? attached.handle : -1;
+    }
+
+    private void destroyAttached() {
+        synchronized (context) {
+            checkLive();
+            attached.destroy(context); // EBUSY while queue pairs use it
+            live = false;
+            context.forget(this);
+        }
+    }
+
+    private void checkLive() {
+        if (!live) {
+            throw new IbvInvalidArgumentException("shared receive queue destroyed");
+        }
     }
 
     SharedReceiveQueue model() {
@@ -109,6 +192,9 @@ public final class IbvSrq implements AutoCloseable {
 
     /** Receives the device refused after they were posted (a race with destruction). */
     public long refusedPosts() {
+        if (attached != null) {
+            return 0; // the vNIC process counts the receives it refuses itself
+        }
         return context.loop.call(() -> refusedPosts);
     }
 }

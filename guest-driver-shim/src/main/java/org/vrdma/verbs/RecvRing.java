@@ -36,14 +36,7 @@ final class RecvRing {
 
     /** On the posting thread: validates and copies {@code wr}; false when the queue is full. */
     boolean offer(IbvRecvWr wr, int maxSge) {
-        if (wr.numSge() > maxSge) {
-            throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_recv_sge " + maxSge);
-        }
-        for (int i = 0; i < wr.numSge(); i++) {
-            if (wr.sgeLength(i) < 0) {
-                throw new IbvInvalidArgumentException("negative sge length");
-            }
-        }
+        check(wr, maxSge);
         long t = tail.getPlain();
         if (t - retired.get() >= capacity) {
             return false;
@@ -90,5 +83,20 @@ final class RecvRing {
     /** Receives posted and not completed. */
     long outstanding() {
         return tail.get() - retired.get();
+    }
+
+    /** The checks of a receive every queue makes when it is posted (embedded or attached): EINVAL. */
+    static void check(IbvRecvWr wr, int maxSge) {
+        if (wr == null) {
+            throw new IbvInvalidArgumentException("work request missing");
+        }
+        if (wr.numSge() > maxSge) {
+            throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_recv_sge " + maxSge);
+        }
+        for (int i = 0; i < wr.numSge(); i++) {
+            if (wr.sgeLength(i) < 0) {
+                throw new IbvInvalidArgumentException("negative sge length");
+            }
+        }
     }
 }

@@ -28,7 +28,6 @@ import org.vrdma.verbs.IbvGid;
 import org.vrdma.verbs.IbvInvalidArgumentException;
 import org.vrdma.verbs.IbvMr;
 import org.vrdma.verbs.IbvNoMemoryException;
-import org.vrdma.verbs.IbvNotSupportedException;
 import org.vrdma.verbs.IbvPd;
 import org.vrdma.verbs.IbvPortAttr;
 import org.vrdma.verbs.IbvQp;
@@ -303,9 +302,11 @@ class AttachedVerbsTest {
             assertThatThrownBy(() -> ctx.queryPort(2)).isInstanceOf(IbvInvalidArgumentException.class);
             final IbvQpInitAttr huge = IbvQpInitAttr.rc(a.cq, 1 << 20);
             assertThatThrownBy(() -> ctx.createQp(a.pd, huge)).isInstanceOf(IbvInvalidArgumentException.class);
-            assertThatThrownBy(() -> ctx.createQp(a.pd, IbvQpInitAttr.ud(a.cq, 8)))
-                    .isInstanceOf(IbvNotSupportedException.class);
-            assertThatThrownBy(() -> ctx.createSrq(a.pd, 16, 1, 0)).isInstanceOf(IbvNotSupportedException.class);
+            // Shared receive queues: another context's PD, a limit above max_wr, sizes beyond the device.
+            assertThatThrownBy(() -> ctx.createSrq(b.pd, 16, 1, 0)).isInstanceOf(IbvInvalidArgumentException.class);
+            assertThatThrownBy(() -> ctx.createSrq(a.pd, 16, 1, 17)).isInstanceOf(IbvInvalidArgumentException.class);
+            assertThatThrownBy(() -> ctx.createSrq(a.pd, 16, 1 << 20, 0))
+                    .isInstanceOf(IbvInvalidArgumentException.class);
             assertThatThrownBy(() -> b.pd.regMr(MemorySegment.ofArray(new byte[16]), ACCESS))
                     .isInstanceOf(IbvInvalidArgumentException.class);
             // Objects of another context.

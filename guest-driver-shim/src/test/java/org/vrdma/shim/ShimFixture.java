@@ -43,25 +43,51 @@ final class ShimFixture implements AutoCloseable {
     /** Set on the device's loop by whoever closes the device. */
     boolean deviceClosed;
 
+    final EventLoopTimerService timers;
+
     ShimFixture() throws Exception {
+        this(ENI_IPV4, ENI_MAC, null);
+    }
+
+    /**
+     * A device of ENI address {@code ipv4} whose wire leads to {@code peer}'s device, or loops back
+     * into itself when {@code peer} is null (QPs of this vNIC talk to each other, as two
+     * applications on one host do). Frames cross through the receiving loop, never re-entrantly.
+     */
+    private ShimFixture(final int ipv4, final long mac, final ShimFixture[] peer) throws Exception {
         requireFile(NATIVE_DIR.resolve("libibverbs.so.1"), "the Maven build (compile phase) makes it");
         dir = Files.createTempDirectory("vrdma-shim-test");
         loop = new DefaultEventLoop();
-        final EventLoopTimerService timers = new EventLoopTimerService(loop.next());
-        // The wire loops back into the device (through the loop, never re-entrantly): QPs of this
-        // vNIC talk to each other, as two applications on one host do.
-        final Device[] self = new Device[1];
-        device = loop.submit(() -> self[0] = Device.builder()
+        timers = new EventLoopTimerService(loop.next());
+        final ShimFixture self = this;
+        device = loop.submit(() -> Device.builder()
                         .name("vrdma0")
-                        .ipv4(ENI_IPV4)
-                        .mac(ENI_MAC)
+                        .ipv4(ipv4)
+                        .mac(mac)
                         .timers(timers)
                         .codec(new RocePacketCodec())
                         .allocator(ByteBufAllocator.DEFAULT)
-                        .sink((frame, nowNs) -> loop.execute(() -> self[0].onFrame(frame, timers.nowNs())))
+                        .sink((frame, nowNs) -> {
+                            final ShimFixture to = peer == null ? self : peer[0];
+                            to.loop.execute(() -> to.device.onFrame(frame, to.timers.nowNs()));
+                        })
                         .build())
                 .get(5, TimeUnit.SECONDS);
         server = VnicControlServer.start(dir.resolve("vnic.sock"), device, loop);
+    }
+
+    /** Two hosts, 10.0.0.5 and 10.0.0.6, each a vNIC with its own control socket, wired to each other. */
+    static ShimFixture[] pair() throws Exception {
+        final ShimFixture[] a = new ShimFixture[1];
+        final ShimFixture[] b = new ShimFixture[1];
+        a[0] = new ShimFixture(ENI_IPV4, ENI_MAC, b);
+        try {
+            b[0] = new ShimFixture(ENI_IPV4 + 1, ENI_MAC + 1, a);
+        } catch (final Exception e) {
+            a[0].close();
+            throw e;
+        }
+        return new ShimFixture[] {a[0], b[0]};
     }
 
     /** Environment that points a program at the built library and this server. */

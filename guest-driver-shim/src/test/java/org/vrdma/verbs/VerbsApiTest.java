@@ -294,6 +294,62 @@ class VerbsApiTest {
         }
     }
 
+    /** The embedded side of AttachedUdSrqTest's error cases: the same requests, the same outcomes. */
+    @Test
+    void udQkeyMismatchIsDroppedAndSrqLimitsHoldAsWhenAttached() {
+        IbvQp ua = a.qp(IbvQpInitAttr.ud(a.cq, 16));
+        IbvQp ub = b.qp(IbvQpInitAttr.ud(b.cq, 16));
+        QpInfo ia = QpInfo.of(ua, a.mr);
+        QpInfo ib = QpInfo.of(ub, b.mr);
+        QpConnector.udToRts(ua, 0x1111, ia);
+        QpConnector.udToRts(ub, 0x1111, ib);
+        QpConnector.addRoute(a.ctx, ib);
+        QpConnector.addRoute(b.ctx, ia);
+        IbvAhAttr notGlobal = IbvAhAttr.of(ib.gid());
+        notGlobal.isGlobal = false;
+        assertThatThrownBy(() -> a.pd.createAh(notGlobal)).isInstanceOf(IbvInvalidArgumentException.class);
+        IbvRecvWr r = new IbvRecvWr(1).addSge(b.mr, 0, 40 + 64);
+        r.wrId = 7;
+        ub.postRecv(r);
+        a.buf.asSlice(0, 16).fill((byte) 0x11);
+        a.buf.asSlice(16, 16).fill((byte) 0x22);
+        IbvAh ah = a.pd.createAh(IbvAhAttr.of(ib.gid()));
+        IbvSendWr bad = new IbvSendWr(1).addSge(a.mr, 0, 16);
+        bad.sendFlags = SendFlags.SIGNALED;
+        bad.ah = ah;
+        bad.remoteQpn = ub.qpNum();
+        bad.remoteQkey = 0x1112;
+        ua.postSend(bad);
+        assertThat(a.next().status).isEqualTo(WcStatus.SUCCESS);
+        IbvSendWr good = new IbvSendWr(1).addSge(a.mr, 16, 16);
+        good.sendFlags = SendFlags.SIGNALED;
+        good.ah = ah;
+        good.remoteQpn = ub.qpNum();
+        good.remoteQkey = 0x1111;
+        ua.postSend(good);
+        assertThat(a.next().status).isEqualTo(WcStatus.SUCCESS);
+        IbvWc got = b.next();
+        assertThat(got.wrId).isEqualTo(7);
+        assertThat(bytes(b.buf, 40, 16)).containsOnly((byte) 0x22);
+        ah.destroy();
+        assertThatThrownBy(() -> ua.postSend(good)).isInstanceOf(IbvInvalidArgumentException.class);
+
+        try (IbvSrq srq = b.ctx.createSrq(b.pd, 4, 2, 0)) {
+            for (int i = 0; i < 4; i++) {
+                IbvRecvWr x = new IbvRecvWr(1).addSge(b.mr, i * 128L, 128);
+                srq.postRecv(x);
+            }
+            assertThatThrownBy(() -> srq.postRecv(new IbvRecvWr(1).addSge(b.mr, 0, 8)))
+                    .isInstanceOf(IbvNoMemoryException.class);
+            IbvRecvWr three =
+                    new IbvRecvWr(3).addSge(b.mr, 0, 8).addSge(b.mr, 0, 8).addSge(b.mr, 0, 8);
+            assertThatThrownBy(() -> srq.postRecv(three)).isInstanceOf(IbvInvalidArgumentException.class);
+            assertThat(srq.maxWr()).isEqualTo(4);
+            srq.modifyLimit(3);
+            assertThat(srq.limit()).isEqualTo(3);
+        }
+    }
+
     @Test
     void sharedReceiveQueueFeedsQueuePairs() {
         try (IbvSrq srq = b.ctx.createSrq(b.pd, 64, 1, 0)) {
