@@ -76,6 +76,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean flushScheduled;
     /** Reads the socket when the channel does not (epoll with FFM); null when the channel reads. */
     private DatagramReceiver receiver;
+    /** Sends GSO batches with sendmmsg (epoll with FFM and GSO); null when the channel sends. */
+    private DatagramSender sender;
 
     // Send arena: [0, cursor) is taken (batches written or open, frames handed out).
     private ByteBuf arena;
@@ -129,6 +131,34 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     void receiver(DatagramReceiver r) {
         this.receiver = r;
+    }
+
+    void sender(DatagramSender s) {
+        this.sender = s;
+    }
+
+    /** Whether GSO batches leave through this underlay's own {@code sendmmsg} rather than the channel. */
+    public boolean directSends() {
+        return sender != null;
+    }
+
+    /** {@code sendmmsg} calls made by the direct sender (0 when the channel sends). */
+    public long sendCalls() {
+        return sender == null ? 0 : sender.calls();
+    }
+
+    /** Messages (GSO sends or datagrams) the direct sender could not send: socket full or refused. */
+    public long sendsDropped() {
+        return sender == null ? 0 : sender.messagesDropped();
+    }
+
+    /** A message the kernel refused ({@code errno}): counted as the channel's failed writes are. */
+    void onSendError(int errno) {
+        sendErrors++;
+        // A GSO segment size above the path MTU fails the send (EMSGSIZE or EINVAL): without padding
+        // the segments are no larger than the datagrams themselves. What was lost is resent by RC.
+        padBytes = 0;
+        lastSendError = "sendmmsg: errno " + errno;
     }
 
     /** Whether the socket is read with {@code recvmmsg} by this underlay rather than by the channel. */
@@ -338,7 +368,15 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             } else {
                 batchOpen = false;
             }
-            if (channel.isWritable()) {
+            if (sender != null) {
+                if (!sender.hasRoom(1)) {
+                    sender.flush();
+                }
+                sender.begin(destination, 0);
+                sender.gather(copy.memoryAddress() + copy.readerIndex(), copy.readableBytes());
+                sender.end();
+                sender.hold(copy);
+            } else if (channel.isWritable()) {
                 channel.write(new DatagramPacket(copy, address(destination)), channel.voidPromise());
             } else {
                 sendsDroppedNotWritable++;
@@ -364,6 +402,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void writeBatch() {
         batchOpen = false;
         lastReservationAbandoned = false;
+        if (sender != null) {
+            queueBatch();
+            return;
+        }
         if (!channel.isWritable()) {
             sendsDroppedNotWritable += segments;
             return;
@@ -379,6 +421,23 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             channel.write(
                     new io.netty.channel.epoll.SegmentedDatagramPacket(b, segmentBytes, to), channel.voidPromise());
         }
+    }
+
+    /** The closed batch as one message of the direct sender: the arena is held until it left. */
+    private void queueBatch() {
+        if (!sender.hasRoom(1)) {
+            sender.flush();
+        }
+        // The last segment leaves without its padding.
+        int bytes = lastStart + lastBytes - batchStart;
+        if (segments > 1) {
+            gsoSends++;
+            gsoSegments += segments;
+        }
+        sender.begin(batchDestination, segments > 1 ? segmentBytes : 0);
+        sender.gather(arenaAddress + batchStart, bytes);
+        sender.end();
+        sender.hold(arena.retain());
     }
 
     private void scheduleFlush() {
@@ -403,6 +462,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         if (batchOpen) {
             writeBatch();
+        }
+        if (sender != null) {
+            sender.flush();
         }
         channel.flush();
     }
@@ -501,6 +563,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         reserved = false;
         batchOpen = false;
+        if (sender != null) {
+            sender.close();
+            sender = null;
+        }
         if (arena != null) {
             arena.release();
             arena = null;

@@ -11,6 +11,7 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutionException;
@@ -139,6 +140,12 @@ public final class VSwitchHost implements AutoCloseable {
                         VSwitch vs =
                                 new VSwitch(config, new EventLoopTimerService(loop), PooledByteBufAllocator.DEFAULT, u);
                         u.attach(channel, vs);
+                        if (u.gso() && DatagramSender.available() && PlatformDependent.hasUnsafe()) {
+                            // GSO sends leave through sendmmsg called directly (FFM), gathered from
+                            // the send arena: no packet object or outbound-buffer entry per send.
+                            int fd = ((EpollDatagramChannel) channel).fd().intValue();
+                            u.sender(new DatagramSender(fd, u::onSendError));
+                        }
                         if (direct) {
                             startReceiver(u, channel, loop, gro);
                         }
