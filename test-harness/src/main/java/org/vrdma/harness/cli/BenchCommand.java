@@ -267,10 +267,10 @@ final class BenchCommand implements Callable<Integer> {
 
     /**
      * Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read
-     * bursts, {@code recvmmsg} calls.
+     * bursts, {@code recvmmsg} calls, datagrams sent with their payload from memory, {@code sendmmsg} calls.
      */
     private static long[] underlayCounters(RealTimeTwoHostLab lab) {
-        long[] sum = new long[6];
+        long[] sum = new long[8];
         for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
             long[] c = h.call(vs -> {
                 NettyUnderlay u = h.underlay();
@@ -280,7 +280,9 @@ final class BenchCommand implements Callable<Integer> {
                     u.flushes(),
                     u.datagramsReceived(),
                     u.readBursts(),
-                    u.receiveCalls()
+                    u.receiveCalls(),
+                    u.deferredPayloads(),
+                    u.sendCalls()
                 };
             });
             for (int i = 0; i < sum.length; i++) {
@@ -301,12 +303,15 @@ final class BenchCommand implements Callable<Integer> {
     private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
         double n = Math.max(1, ops);
         return String.format(
-                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read bursts, %.2f recvmmsg calls",
+                "%s %.1f datagrams%s (%.1f with the payload sent from the memory region), %.2f GSO sends,"
+                        + " %.2f flushes (%.2f sendmmsg calls), %.2f read bursts, %.2f recvmmsg calls",
                 label,
                 (to[0] - from[0]) / n,
                 acks >= 0 ? String.format(" (%.1f ACKs)", acks / n) : "",
+                (to[6] - from[6]) / n,
                 (to[1] - from[1]) / n,
                 (to[2] - from[2]) / n,
+                (to[7] - from[7]) / n,
                 (to[4] - from[4]) / n,
                 (to[5] - from[5]) / n);
     }

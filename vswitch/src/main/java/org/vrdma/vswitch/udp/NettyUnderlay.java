@@ -9,10 +9,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.collection.LongObjectHashMap;
+import io.netty.util.internal.PlatformDependent;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import org.vrdma.vnic.transport.DeferredPayloadAllocator;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.UnderlayPort;
 import org.vrdma.vswitch.pipeline.VSwitch;
@@ -102,6 +104,15 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean resOverlaps;
     private boolean lastReservationAbandoned;
     private final byte[] savedTail = new byte[OUTER];
+    // The reservation's payload when its vNIC left it in memory (deferPayload): arena offset, length,
+    // native address to gather it from. resHoleBytes == 0: none.
+    private int resHoleStart;
+    private int resHoleBytes;
+    private long resHoleAddress;
+    // Per segment of the open batch, the same: sent from memory by the segment's iovecs.
+    private final int[] holeStart = new int[MAX_SEGMENTS];
+    private final int[] holeBytes = new int[MAX_SEGMENTS];
+    private final long[] holeAddress = new long[MAX_SEGMENTS];
     /** {@link #PAD_BYTES}, or 0 once a send failed: a path whose MTU has no room for the padding. */
     private int padBytes = PAD_BYTES;
 
@@ -110,6 +121,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private long gsoSegments;
     private long inPlaceDatagrams;
     private long abandonedReservations;
+    private long deferredPayloads;
     private long sendsDroppedNotWritable;
     private long sendErrors;
     private String lastSendError = "";
@@ -231,6 +243,13 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             if (!batchOpen) {
                 openBatch(resStart, destination, bytes);
             }
+            holeStart[segments] = resHoleStart;
+            holeBytes[segments] = resHoleBytes;
+            holeAddress[segments] = resHoleAddress;
+            if (resHoleBytes > 0) {
+                deferredPayloads++;
+                resHoleBytes = 0;
+            }
             append(resStart, bytes);
             cursor = batchEnd;
             lastReservationAbandoned = false;
@@ -255,6 +274,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             openBatch(cursor, destination, bytes);
         }
         arena.setBytes(cursor, datagram, datagram.readerIndex(), bytes);
+        holeBytes[segments] = 0;
         append(cursor, bytes);
         cursor = batchEnd;
         datagram.release();
@@ -338,6 +358,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             arena.getBytes(start, savedTail, 0, OUTER);
         }
         reserved = true;
+        resHoleBytes = 0;
         resOverlaps = overlap;
         resStart = start + OUTER;
         resEnd = start + capacityBytes;
@@ -351,11 +372,18 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void abandonReservation() {
         reserved = false;
         abandonedReservations++;
+        materializeReservation();
         if (resOverlaps) {
             // The last datagram with its padding is [lastStart, batchEnd); the saved tail is its end.
             int paddedBytes = batchEnd - lastStart;
             ByteBuf copy = allocator.directBuffer(paddedBytes);
             copy.writeBytes(arena, lastStart, paddedBytes - OUTER).writeBytes(savedTail, 0, OUTER);
+            int last = segments - 1;
+            if (holeBytes[last] > 0) {
+                // Its payload is still in memory: the copy takes it from there.
+                PlatformDependent.copyMemory(
+                        holeAddress[last], copy.memoryAddress() + holeStart[last] - lastStart, holeBytes[last]);
+            }
             copy.writerIndex(lastBytes);
             long destination = batchDestination;
             segments--;
@@ -387,6 +415,40 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         cursor = Math.max(cursor, resEnd);
         lastReservationAbandoned = true;
+    }
+
+    /** Copies the reserved frame's payload in from memory: the frame is read or held by others now. */
+    private void materializeReservation() {
+        if (resHoleBytes > 0) {
+            PlatformDependent.copyMemory(resHoleAddress, arenaAddress + resHoleStart, resHoleBytes);
+            resHoleBytes = 0;
+        }
+    }
+
+    @Override
+    public void completeFrame(ByteBuf frame) {
+        materializeReservation();
+    }
+
+    /** {@link DeferredPayloadAllocator#deferPayload} for the frame last handed out. */
+    private boolean deferPayload(ByteBuf frame, int index, int lengthBytes, long address) {
+        if (!reserved
+                || resHoleBytes != 0
+                || sender == null
+                || address == 0
+                || !frame.hasMemoryAddress()
+                || frame.memoryAddress() != arenaAddress + resStart - OUTER
+                || !vswitch.sendsFramesAsBuilt()) {
+            return false;
+        }
+        int start = resStart - OUTER + index;
+        if (start < resStart || start + lengthBytes > resEnd) {
+            return false;
+        }
+        resHoleStart = start;
+        resHoleBytes = lengthBytes;
+        resHoleAddress = address;
+        return true;
     }
 
     private void newArena() {
@@ -425,17 +487,25 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     /** The closed batch as one message of the direct sender: the arena is held until it left. */
     private void queueBatch() {
-        if (!sender.hasRoom(1)) {
+        if (!sender.hasRoom(2 * segments + 1)) {
             sender.flush();
         }
-        // The last segment leaves without its padding.
-        int bytes = lastStart + lastBytes - batchStart;
         if (segments > 1) {
             gsoSends++;
             gsoSegments += segments;
         }
         sender.begin(batchDestination, segments > 1 ? segmentBytes : 0);
-        sender.gather(arenaAddress + batchStart, bytes);
+        // Headers from the arena, payloads left in memory from there; the last segment leaves
+        // without its padding.
+        int from = batchStart;
+        for (int i = 0; i < segments; i++) {
+            if (holeBytes[i] > 0) {
+                sender.gather(arenaAddress + from, holeStart[i] - from);
+                sender.gather(holeAddress[i], holeBytes[i]);
+                from = holeStart[i] + holeBytes[i];
+            }
+        }
+        sender.gather(arenaAddress + from, lastStart + lastBytes - from);
         sender.end();
         sender.hold(arena.retain());
     }
@@ -609,6 +679,11 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return inPlaceDatagrams;
     }
 
+    /** Datagrams whose payload the kernel gathered straight from the memory region (no copy into the frame). */
+    public long deferredPayloads() {
+        return deferredPayloads;
+    }
+
     /** Frames handed out in the arena that were not sent in turn (dropped, queued, delivered locally). */
     public long abandonedReservations() {
         return abandonedReservations;
@@ -638,7 +713,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     }
 
     /** {@link #frameAllocator()}: direct frames in the send arena, everything else pooled. */
-    private final class FrameAllocator extends AbstractByteBufAllocator {
+    private final class FrameAllocator extends AbstractByteBufAllocator implements DeferredPayloadAllocator {
         FrameAllocator() {
             super(true);
         }
@@ -652,6 +727,11 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
             ByteBuf frame = reserve(initialCapacity);
             return frame != null ? frame : pooled().directBuffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        public boolean deferPayload(ByteBuf frame, int index, int lengthBytes, long address) {
+            return NettyUnderlay.this.deferPayload(frame, index, lengthBytes, address);
         }
 
         @Override
