@@ -63,12 +63,17 @@ final class DatagramSender implements AutoCloseable {
     private static final VarHandle ERRNO =
             CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno")).withInvokeExactBehavior();
     private static final MethodHandle SENDMMSG;
+    /** All of the address space, to copy between native addresses without a segment per copy. */
+    private static final MemorySegment EVERYWHERE;
+
     private static final Throwable UNAVAILABLE;
 
     static {
         MethodHandle sendmmsg = null;
+        MemorySegment everywhere = null;
         Throwable unavailable = null;
         try {
+            everywhere = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
             // The message array is passed as its address (a long): no segment object per call.
             Linker linker = Linker.nativeLinker();
             sendmmsg = linker.downcallHandle(
@@ -79,7 +84,13 @@ final class DatagramSender implements AutoCloseable {
             unavailable = t;
         }
         SENDMMSG = sendmmsg;
+        EVERYWHERE = everywhere;
         UNAVAILABLE = unavailable;
+    }
+
+    /** Copies {@code lengthBytes} between two native addresses (live direct memory). */
+    static void copyMemory(long fromAddress, long toAddress, int lengthBytes) {
+        MemorySegment.copy(EVERYWHERE, fromAddress, EVERYWHERE, toAddress, lengthBytes);
     }
 
     /**

@@ -9,7 +9,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.collection.LongObjectHashMap;
-import io.netty.util.internal.PlatformDependent;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -170,7 +169,18 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         // A GSO segment size above the path MTU fails the send (EMSGSIZE or EINVAL): without padding
         // the segments are no larger than the datagrams themselves. What was lost is resent by RC.
         padBytes = 0;
-        lastSendError = "sendmmsg: errno " + errno;
+        lastSendError = "sendmmsg: " + errnoName(errno);
+    }
+
+    private static String errnoName(int errno) {
+        return switch (errno) {
+            case 90 -> "Message too long (EMSGSIZE)";
+            case 22 -> "Invalid argument (EINVAL)";
+            case 101 -> "Network is unreachable (ENETUNREACH)";
+            case 111 -> "Connection refused (ECONNREFUSED)";
+            case 105 -> "No buffer space available (ENOBUFS)";
+            default -> "errno " + errno;
+        };
     }
 
     /** Whether the socket is read with {@code recvmmsg} by this underlay rather than by the channel. */
@@ -381,7 +391,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             int last = segments - 1;
             if (holeBytes[last] > 0) {
                 // Its payload is still in memory: the copy takes it from there.
-                PlatformDependent.copyMemory(
+                DatagramSender.copyMemory(
                         holeAddress[last], copy.memoryAddress() + holeStart[last] - lastStart, holeBytes[last]);
             }
             copy.writerIndex(lastBytes);
@@ -396,7 +406,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             } else {
                 batchOpen = false;
             }
-            if (sender != null) {
+            if (sender != null && copy.hasMemoryAddress()) {
                 if (!sender.hasRoom(1)) {
                     sender.flush();
                 }
@@ -420,7 +430,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     /** Copies the reserved frame's payload in from memory: the frame is read or held by others now. */
     private void materializeReservation() {
         if (resHoleBytes > 0) {
-            PlatformDependent.copyMemory(resHoleAddress, arenaAddress + resHoleStart, resHoleBytes);
+            DatagramSender.copyMemory(resHoleAddress, arenaAddress + resHoleStart, resHoleBytes);
             resHoleBytes = 0;
         }
     }
@@ -464,7 +474,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void writeBatch() {
         batchOpen = false;
         lastReservationAbandoned = false;
-        if (sender != null) {
+        if (sender != null && arenaAddress != 0) {
             queueBatch();
             return;
         }

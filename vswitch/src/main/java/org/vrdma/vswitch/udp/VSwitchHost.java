@@ -11,7 +11,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramChannel;
-import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutionException;
@@ -140,7 +139,7 @@ public final class VSwitchHost implements AutoCloseable {
                         VSwitch vs =
                                 new VSwitch(config, new EventLoopTimerService(loop), PooledByteBufAllocator.DEFAULT, u);
                         u.attach(channel, vs);
-                        if (u.gso() && DatagramSender.available() && PlatformDependent.hasUnsafe()) {
+                        if (u.gso() && DatagramSender.available()) {
                             // GSO sends leave through sendmmsg called directly (FFM), gathered from
                             // the send arena: no packet object or outbound-buffer entry per send.
                             int fd = ((EpollDatagramChannel) channel).fd().intValue();
