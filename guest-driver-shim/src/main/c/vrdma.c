@@ -1485,6 +1485,13 @@ static int ud_wr_ok(struct ibv_qp *qp, struct ibv_send_wr *wr)
 	       wr->wr.ud.ah->context == qp->context;
 }
 
+/* UC carries SEND and RDMA WRITE (with or without immediate) only: no reads, no atomics. */
+static int uc_wr_ok(struct ibv_send_wr *wr)
+{
+	return wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM ||
+	       wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct vr_qp *qp = (struct vr_qp *)ibqp;
@@ -1507,7 +1514,8 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
 		    !wr_opcode_ok(wr->opcode) ||
-		    (ibqp->qp_type == IBV_QPT_UD && !ud_wr_ok(ibqp, wr))) {
+		    (ibqp->qp_type == IBV_QPT_UD && !ud_wr_ok(ibqp, wr)) ||
+		    (ibqp->qp_type == IBV_QPT_UC && !uc_wr_ok(wr))) {
 			ret = EINVAL;
 			break;
 		}
@@ -1684,8 +1692,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
-		/* UC, XRC and raw packet QPs are not served by this vNIC library. */
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC && attr->qp_type != IBV_QPT_UD) {
+		/* XRC, driver and raw packet QPs are not served by this vNIC library. */
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1796,7 +1804,8 @@ static struct ibv_qp *vr_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_ini
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (a->send_ops_flags & ~VR_SEND_OPS_SUPPORTED)) {
+	    ((a->send_ops_flags & ~VR_SEND_OPS_SUPPORTED) ||
+	     (a->qp_type == IBV_QPT_UC && (a->send_ops_flags & ~VR_SEND_OPS_UC)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -268,8 +268,12 @@ struct vr_wc {
 
 struct vr_wc_slot {
 	struct vr_wc wc;
-	uint8_t pad[16];
+	uint32_t src_ipv4;   /* the sender's IPv4 address, big-endian as an integer (receives) */
+	uint32_t slot_flags; /* VR_WC_SLOT_SOLICITED: the message asked for a solicited event */
+	uint8_t pad[8];
 } __attribute__((packed));
+
+#define VR_WC_SLOT_SOLICITED 1u
 
 struct vr_sge {
 	uint64_t addr;

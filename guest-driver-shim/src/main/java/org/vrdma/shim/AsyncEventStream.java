@@ -15,12 +15,12 @@ final class AsyncEventStream {
     private static final int QUEUE = 1024;
 
     /** {@code struct vr_async_event.kind}. */
-    static final int KIND_QP = 1;
+    static final int KIND_QP = ControlProtocol.ASYNC_KIND_QP;
 
-    static final int KIND_CQ = 2;
-    static final int KIND_SRQ = 3;
-    static final int KIND_PORT = 4;
-    static final int KIND_DEVICE = 5;
+    static final int KIND_CQ = ControlProtocol.ASYNC_KIND_CQ;
+    static final int KIND_SRQ = ControlProtocol.ASYNC_KIND_SRQ;
+    static final int KIND_PORT = ControlProtocol.ASYNC_KIND_PORT;
+    static final int KIND_DEVICE = ControlProtocol.ASYNC_KIND_DEVICE;
 
     private record Event(int type, int kind, int handle) {}
 
@@ -32,6 +32,11 @@ final class AsyncEventStream {
     /** Device thread: one event about the object {@code handle} of {@code kind}. */
     void onEvent(final AsyncEventType type, final int kind, final int handle) {
         events.offer(new Event(eventType(type), kind, handle));
+    }
+
+    /** Waits up to {@code timeoutMs} until the connection has taken every queued event. */
+    void awaitWritten(final long timeoutMs) {
+        events.awaitEmpty(timeoutMs);
     }
 
     long dropped() {
@@ -54,7 +59,11 @@ final class AsyncEventStream {
             case QP_FATAL -> 1;
             case QP_REQ_ERR -> 2;
             case QP_ACCESS_ERR -> 3;
+            case COMM_EST -> 4;
             case SQ_DRAINED -> 5;
+            case DEVICE_FATAL -> 8;
+            case PORT_ACTIVE -> 9;
+            case PORT_ERR -> 10;
             case SRQ_ERR -> 14;
             case SRQ_LIMIT_REACHED -> 15;
             case QP_LAST_WQE_REACHED -> 16;
@@ -66,6 +75,8 @@ final class AsyncEventStream {
         return switch (type) {
             case CQ_ERR -> KIND_CQ;
             case SRQ_ERR, SRQ_LIMIT_REACHED -> KIND_SRQ;
+            case PORT_ACTIVE, PORT_ERR -> KIND_PORT;
+            case DEVICE_FATAL -> KIND_DEVICE;
             default -> KIND_QP;
         };
     }

@@ -63,6 +63,8 @@ public final class ControlProtocol {
     public static final int CQ_WAITERS = 76;
     /** Bytes of one completion slot ({@code struct vr_wc_slot}). */
     public static final int CQ_SLOT_BYTES = 64;
+    /** Completion slot [52], bit 0: the message carried the solicited-event bit; [48] holds the sender's IPv4. */
+    public static final int WC_SLOT_SOLICITED = 1;
 
     /** Work-queue rings: header bytes and counter offsets (see vrdma_proto.h). */
     public static final int QP_RING_HDR = 512;
@@ -81,6 +83,16 @@ public final class ControlProtocol {
     public static final int QP_ATTR_BYTES = 144;
     /** {@code IBV_QPT_RC}. */
     public static final int QPT_RC = 2;
+    /** {@code struct vr_async_event.kind}: the object an asynchronous event names. */
+    public static final int ASYNC_KIND_QP = 1;
+
+    public static final int ASYNC_KIND_CQ = 2;
+    public static final int ASYNC_KIND_SRQ = 3;
+    public static final int ASYNC_KIND_PORT = 4;
+    public static final int ASYNC_KIND_DEVICE = 5;
+
+    /** {@code IBV_QPT_UC}. */
+    public static final int QPT_UC = 3;
     /** {@code IBV_QPT_UD}. */
     public static final int QPT_UD = 4;
     /** SRQ ring: header bytes, producer (library) and consumer (vNIC: receives consumed) counters. */

@@ -26,6 +26,10 @@ final class EventStream<E> {
     private volatile SocketChannel stream;
     /** Events lost because the application did not read them; device thread only. */
     private long dropped;
+    /** Events queued (device thread) and written (connection thread), for {@link #awaitEmpty}. */
+    private volatile long queued;
+
+    private volatile long written;
 
     /**
      * @param capacity events buffered for an application that does not read them
@@ -40,8 +44,19 @@ final class EventStream<E> {
 
     /** Device thread: queues one event, or counts it as dropped when the queue is full. */
     void offer(final E event) {
-        if (!events.offer(event)) {
+        if (events.offer(event)) {
+            queued++; // one writer: the device thread
+        } else {
             dropped++;
+        }
+    }
+
+    /** Waits up to {@code timeoutMs} until the connection's thread has taken every queued event. */
+    void awaitEmpty(final long timeoutMs) {
+        final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (live && stream != null && written < queued && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+            Thread.yield();
         }
     }
 
@@ -51,7 +66,9 @@ final class EventStream<E> {
 
     /** Drops the queued events {@code unwanted} matches (not yet written). */
     void forget(final Predicate<E> unwanted) {
-        events.removeIf(unwanted);
+        final int[] removed = {0};
+        events.removeIf(e -> unwanted.test(e) && ++removed[0] > 0);
+        queued -= removed[0]; // device thread, like offer
     }
 
     /** Connection thread: writes events until {@link #shutdown} or the peer goes away. */
@@ -76,6 +93,7 @@ final class EventStream<E> {
                 while (out.hasRemaining()) {
                     ch.write(out);
                 }
+                written++; // one writer: this thread
             }
         } finally {
             ch.close();

@@ -184,6 +184,8 @@ final class Session {
             wc.srcQp = 0;
             wc.wcFlags = 0;
             wc.pkeyIndex = 0;
+            wc.srcIpv4 = 0;
+            wc.solicited = false;
             writeSlot(wc);
             ring.setIntRelease(CQ_PROD, prod);
             afterPublish(true);
@@ -219,7 +221,9 @@ final class Session {
             ring.putInt(at + 32, wc.srcQp);
             ring.putInt(at + 36, wc.wcFlags);
             ring.putInt(at + 40, wc.pkeyIndex & 0xFFFF);
-            ring.putLong(at + 44, 0);
+            ring.putInt(at + 44, 0);
+            ring.putInt(at + 48, wc.srcIpv4); // the slot's tail: what vr_wc leaves out
+            ring.putInt(at + 52, wc.solicited ? WC_SLOT_SOLICITED : 0);
             prod++;
         }
     }
@@ -249,6 +253,8 @@ final class Session {
         int rqCons;
         /** The model's send or receive queue was full: retried after the next completion. */
         boolean stalled;
+        /** The ring broke (a producer counter beyond the ring): QP_FATAL was raised, the QP is in ERR. */
+        boolean fatal;
         /** The local ACK timeout code the application set (the model may run a longer one). */
         int requestedTimeout;
         /** UD: the largest message (the port's MTU); 0 for RC. */
@@ -307,7 +313,8 @@ final class Session {
         private void drainRecv() {
             final int prod = ring.getIntAcquire(RQ_PROD);
             if (prod - rqCons > rqEntries || prod - rqCons < 0) {
-                return; // a producer counter the application corrupted: nothing to trust
+                onRingBroken("receive"); // a producer counter the application corrupted: nothing to trust
+                return;
             }
             final long base = QP_RING_HDR + (long) sqEntries * sqStride;
             int done = 0;
@@ -345,6 +352,7 @@ final class Session {
         private void drainSend() {
             final int prod = ring.getIntAcquire(SQ_PROD);
             if (prod - sqCons > sqEntries || prod - sqCons < 0) {
+                onRingBroken("send");
                 return;
             }
             int done = 0;
@@ -407,6 +415,25 @@ final class Session {
             if (done > 0) {
                 publishSqCons();
             }
+        }
+
+        /**
+         * A work queue the vNIC cannot read any more, like a hardware queue whose WQE or doorbell
+         * record is corrupt: a local work queue catastrophic error (IBA 11.6.3.1) moves the QP to
+         * ERR, which flushes what the model holds, and raises QP_FATAL once.
+         */
+        private void onRingBroken(final String which) {
+            if (fatal) {
+                return;
+            }
+            fatal = true;
+            LOG.log(Level.WARNING, "pid " + pid + ": " + which + " ring of QP " + qp.qpNum() + " is corrupt");
+            if (qp.state() != QpState.ERR && qp.state() != QpState.RESET) {
+                final QpAttr err = new QpAttr();
+                err.qpState = QpState.ERR;
+                qp.modify(err, QpAttrMask.STATE);
+            }
+            onAsyncEvent(AsyncEventType.QP_FATAL, qp);
         }
 
         /** Publishes the send slots read so far, if that changed. */
@@ -695,13 +722,17 @@ final class Session {
         checkPort(in.getInt());
         final int mtu = context.queryDevice().maxMtu().code();
         final ByteBuffer b = Response.body(PORT_ATTR_BYTES);
-        b.putInt(ShimInfo.PORT_STATE_ACTIVE).putInt(mtu).putInt(mtu);
+        final boolean up = device.portActive();
+        b.putInt(up ? ShimInfo.PORT_STATE_ACTIVE : ShimInfo.PORT_STATE_DOWN)
+                .putInt(mtu)
+                .putInt(mtu);
         b.putInt(ShimInfo.GID_TABLE_LENGTH);
         b.putInt(ShimInfo.PORT_CAP_FLAGS);
         b.putInt((int) Math.min(context.queryDevice().maxMrSize(), 0x80000000L));
         b.putShort((short) 1);
         b.put((byte) ShimInfo.ACTIVE_WIDTH_4X).put((byte) ShimInfo.ACTIVE_SPEED_EDR);
-        b.put((byte) ShimInfo.PHYS_STATE_LINK_UP).put((byte) ShimInfo.LINK_LAYER_ETHERNET);
+        b.put((byte) (up ? ShimInfo.PHYS_STATE_LINK_UP : ShimInfo.PHYS_STATE_DISABLED))
+                .put((byte) ShimInfo.LINK_LAYER_ETHERNET);
         b.putShort((short) 0);
         return Response.ok(b);
     }
@@ -1098,6 +1129,11 @@ final class Session {
         return Response.ok(b);
     }
 
+    /** Waits up to {@code timeoutMs} until this application's async connection took its events. */
+    void awaitAsyncEventsWritten(final long timeoutMs) {
+        asyncEvents.awaitWritten(timeoutMs);
+    }
+
     /** Async connection thread: writes this application's events until it goes away. */
     void streamAsyncEvents(final SocketChannel ch) throws IOException {
         asyncEvents.stream(ch);
@@ -1108,6 +1144,13 @@ final class Session {
      * if the object is one of its handles; false if it belongs to another application.
      */
     boolean onAsyncEvent(final AsyncEventType type, final Object source) {
+        if (AsyncEventStream.kindOf(type) != AsyncEventStream.KIND_QP
+                && AsyncEventStream.kindOf(type) != AsyncEventStream.KIND_CQ
+                && AsyncEventStream.kindOf(type) != AsyncEventStream.KIND_SRQ) {
+            // port and device events concern every application of the device
+            asyncEvents.onEvent(type, AsyncEventStream.kindOf(type), type == AsyncEventType.DEVICE_FATAL ? 0 : 1);
+            return false;
+        }
         for (final Map.Entry<Integer, Object> e : handles.entrySet()) {
             final Object o = e.getValue();
             if (o == source
@@ -1149,7 +1192,7 @@ final class Session {
         final int maxInline = in.getInt();
         final int fd = in.getInt();
         final long ringBytes = in.getInt() & 0xFFFF_FFFFL;
-        if (type != QPT_RC && type != QPT_UD) {
+        if (type != QPT_RC && type != QPT_UC && type != QPT_UD) {
             return Response.error(EOPNOTSUPP);
         }
         final SrqRing srqRing = srq == 0 ? null : get(srq, SrqRing.class); // only this application's
@@ -1180,7 +1223,12 @@ final class Session {
         final SharedRing ring = SharedRing.map(pid, fd, layout.bytes());
         final QueuePair qp;
         try {
-            final QpInitAttr init = QpInitAttr.of(type == QPT_UD ? QpType.UD : QpType.RC, sendCq.cq);
+            final QpType qpType = switch (type) {
+                case QPT_UD -> QpType.UD;
+                case QPT_UC -> QpType.UC;
+                default -> QpType.RC;
+            };
+            final QpInitAttr init = QpInitAttr.of(qpType, sendCq.cq);
             init.recvCq = recvCq.cq;
             init.srq = srqRing == null ? null : srqRing.srq;
             init.sqSigAll = sigAll;

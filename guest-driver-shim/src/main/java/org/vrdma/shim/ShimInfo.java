@@ -17,6 +17,9 @@ final class ShimInfo {
 
     static final int LOCAL_CA_ACK_DELAY = 15;
     static final int PORT_STATE_ACTIVE = 4;
+    /** {@code IBV_PORT_DOWN}: the ENI's vRDMA is off. */
+    static final int PORT_STATE_DOWN = 1;
+
     static final int GID_TABLE_LENGTH = 1;
     /** IBV_PORT_CM_SUP. */
     static final int PORT_CAP_FLAGS = 1 << 16;
@@ -24,6 +27,9 @@ final class ShimInfo {
     static final int ACTIVE_WIDTH_4X = 2;
     static final int ACTIVE_SPEED_EDR = 32;
     static final int PHYS_STATE_LINK_UP = 5;
+    /** Physical state 3, disabled. */
+    static final int PHYS_STATE_DISABLED = 3;
+
     static final int LINK_LAYER_ETHERNET = 2;
     static final int GID_TYPE_ROCE_V2 = 2;
 

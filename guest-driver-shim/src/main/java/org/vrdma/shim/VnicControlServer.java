@@ -184,7 +184,7 @@ public final class VnicControlServer implements AutoCloseable {
 
     /** Device thread: routes an event of the model to the application owning its object. */
     private void onAsyncEvent(final AsyncEventType type, final Object source) {
-        for (final Session s : sessions) {
+        for (final Session s : sessions) { // port and device events go to every session
             if (s.onAsyncEvent(type, source)) {
                 return;
             }
@@ -218,6 +218,22 @@ public final class VnicControlServer implements AutoCloseable {
             return;
         }
         closed = true;
+        // The host goes away: the port goes down and the device is gone, as on a driver's removal;
+        // the events leave before the connections close.
+        try {
+            final List<Session> told = onDevice(() -> {
+                for (final Session s : sessions) {
+                    s.onAsyncEvent(AsyncEventType.PORT_ERR, Device.PORT_NUM);
+                    s.onAsyncEvent(AsyncEventType.DEVICE_FATAL, device);
+                }
+                return List.copyOf(sessions);
+            });
+            for (final Session s : told) {
+                s.awaitAsyncEventsWritten(200);
+            }
+        } catch (final RuntimeException e) {
+            LOG.log(Level.DEBUG, "telling applications the device goes away", e); // closing regardless
+        }
         try {
             listener.close();
         } catch (final IOException e) {

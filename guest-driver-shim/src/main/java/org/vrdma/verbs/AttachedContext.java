@@ -104,6 +104,21 @@ final class AttachedContext {
         }
     }
 
+    /** The context's asynchronous events: OPEN_ASYNC, then a second connection bound with its token. */
+    SocketChannel openAsync() {
+        ByteBuffer token = call(OPEN_ASYNC, null);
+        ByteBuffer bind = VnicClient.body(8);
+        bind.putLong(token.getLong());
+        return bind(BIND_ASYNC, bind);
+    }
+
+    /** Whether port 1 is active now ({@code QUERY_PORT}). */
+    boolean portActive() {
+        ByteBuffer req = VnicClient.body(4);
+        req.putInt(1);
+        return call(QUERY_PORT, req).getInt() == 4; // IBV_PORT_ACTIVE
+    }
+
     long newCookie() {
         return nextCookie.getAndIncrement();
     }

@@ -88,8 +88,8 @@ final class AttachedCq {
             wc.srcQp = ring.getInt(at + 32);
             wc.wcFlags = ring.getInt(at + 36);
             wc.pkeyIndex = ring.getInt(at + 40) & 0xFFFF;
-            wc.srcIpv4 = 0;
-            wc.solicited = false;
+            wc.srcIpv4 = ring.getInt(at + 48);
+            wc.solicited = (ring.getInt(at + 52) & ControlProtocol.WC_SLOT_SOLICITED) != 0;
             cons++;
         }
         if (n > 0) {

@@ -61,7 +61,7 @@ final class AttachedQp {
                 .putInt(attr.sendCq.attached.handle)
                 .putInt(attr.recvCq.attached.handle)
                 .putInt(0)
-                .putInt(QPT_RC)
+                .putInt(attr.qpType == org.vrdma.vnic.verbs.QpType.UC ? QPT_UC : QPT_RC)
                 .putInt(attr.sqSigAll ? 1 : 0);
         req.putInt(attr.maxSendWr)
                 .putInt(attr.maxRecvWr)

@@ -47,6 +47,12 @@ public final class IbvContext implements AutoCloseable {
 
     private boolean open = true;
 
+    /** Asynchronous events not yet taken by {@link #getAsyncEvent}. */
+    private final java.util.concurrent.LinkedBlockingQueue<IbvAsyncEvent> asyncEvents =
+            new java.util.concurrent.LinkedBlockingQueue<>();
+    /** Attached: the connection the vNIC writes this context's events to, once asked for. */
+    private java.nio.channels.SocketChannel asyncStream;
+
     IbvContext(IbvDevice device, Context context, HostLoop loop) {
         this.device = device;
         this.context = context;
@@ -83,7 +89,11 @@ public final class IbvContext implements AutoCloseable {
             throw new IbvInvalidArgumentException("port " + port + " does not exist (the device has port 1)");
         }
         DeviceAttributes a = queryDevice();
-        return new IbvPortAttr(IbvPortAttr.State.ACTIVE, a.maxMtu(), a.maxMtu(), 1, 1, "Ethernet");
+        boolean up = attached != null
+                ? attached.portActive()
+                : loop.call(() -> context.device().portActive());
+        return new IbvPortAttr(
+                up ? IbvPortAttr.State.ACTIVE : IbvPortAttr.State.DOWN, a.maxMtu(), a.maxMtu(), 1, 1, "Ethernet");
     }
 
     /** GID {@code index} of {@code port} ({@code ibv_query_gid}): index 0 is the ENI's RoCE v2 GID. */
@@ -217,8 +227,8 @@ public final class IbvContext implements AutoCloseable {
             throw new IbvInvalidArgumentException("shared receive queue belongs to another protection domain");
         }
         if (attached != null) {
-            if (attr.srq != null || attr.qpType != QpType.RC) {
-                throw new IbvNotSupportedException("a vNIC process serves RC queue pairs without SRQ so far");
+            if (attr.srq != null || (attr.qpType != QpType.RC && attr.qpType != QpType.UC)) {
+                throw new IbvNotSupportedException("a vNIC process serves RC and UC queue pairs without SRQ so far");
             }
             synchronized (this) {
                 checkOpen();
@@ -275,6 +285,7 @@ public final class IbvContext implements AutoCloseable {
                 }
                 open = false;
                 attached.close();
+                closeAsyncStream();
                 return;
             }
         }
@@ -287,6 +298,135 @@ public final class IbvContext implements AutoCloseable {
             device.host().onContextClosed(this);
             return null;
         });
+    }
+
+    /**
+     * The next asynchronous event ({@code ibv_get_async_event}): waits up to {@code timeout}, then
+     * returns null. Acknowledge each event ({@link IbvAsyncEvent#ack()}). On an attached device the
+     * first call opens the context's event connection to the vNIC, which has kept the events raised
+     * before.
+     */
+    public IbvAsyncEvent getAsyncEvent(java.time.Duration timeout) {
+        checkOpen();
+        if (attached != null) {
+            openAsyncStream();
+        }
+        try {
+            return asyncEvents.poll(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IbvIoException("interrupted while waiting for an asynchronous event");
+        }
+    }
+
+    /** The next asynchronous event if one is queued, else null (a non-blocking {@code async_fd}). */
+    public IbvAsyncEvent pollAsyncEvent() {
+        return getAsyncEvent(java.time.Duration.ZERO);
+    }
+
+    /** On the loop (embedded): takes an event of the model if it concerns this context. */
+    boolean onModelEvent(org.vrdma.vnic.verbs.AsyncEventType type, Object source) {
+        IbvAsyncEvent e = null;
+        switch (source) {
+            case QueuePair q -> {
+                IbvQp x = qp(q.qpNum());
+                if (x != null && x.model() == q) {
+                    e = IbvAsyncEvent.ofQp(type, x);
+                }
+            }
+            case CompletionQueue q -> {
+                for (IbvCq c : cqs) {
+                    if (c.model() == q) {
+                        e = IbvAsyncEvent.ofCq(type, c);
+                    }
+                }
+            }
+            case SharedReceiveQueue q -> {
+                for (IbvSrq s : srqs) {
+                    if (s.model() == q) {
+                        e = IbvAsyncEvent.ofSrq(type, s);
+                    }
+                }
+            }
+            case Integer port -> {
+                asyncEvents.add(IbvAsyncEvent.ofPort(type, port));
+                return false; // every context sees its port change
+            }
+            default -> {
+                asyncEvents.add(IbvAsyncEvent.ofDevice(type));
+                return false;
+            }
+        }
+        if (e == null) {
+            return false;
+        }
+        asyncEvents.add(e);
+        return true;
+    }
+
+    /** Attached: opens the event connection once and reads it on a daemon thread. */
+    private synchronized void openAsyncStream() {
+        if (asyncStream != null) {
+            return;
+        }
+        asyncStream = attached.openAsync();
+        java.nio.channels.SocketChannel ch = asyncStream;
+        Thread.ofPlatform().daemon().name("vrdma-async-" + device.name()).start(() -> readAsync(ch));
+    }
+
+    private void readAsync(java.nio.channels.SocketChannel ch) {
+        java.nio.ByteBuffer rec = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        try (ch) {
+            while (true) {
+                rec.clear();
+                while (rec.hasRemaining()) {
+                    if (ch.read(rec) < 0) {
+                        return; // the vNIC or this context went away
+                    }
+                }
+                rec.flip();
+                org.vrdma.vnic.verbs.AsyncEventType type = IbvAsyncEvent.typeOf(rec.getInt());
+                int kind = rec.getInt();
+                int handle = rec.getInt();
+                IbvAsyncEvent e = type == null ? null : attachedEvent(type, kind, handle);
+                if (e != null) {
+                    asyncEvents.add(e);
+                }
+            }
+        } catch (java.io.IOException e) {
+            // closed: no more events
+        }
+    }
+
+    /** The event naming the attached object {@code handle} of {@code kind}; null if destroyed meanwhile. */
+    private synchronized IbvAsyncEvent attachedEvent(org.vrdma.vnic.verbs.AsyncEventType type, int kind, int handle) {
+        switch (kind) {
+            case ControlProtocol.ASYNC_KIND_QP -> {
+                for (IbvQp q : qps) {
+                    if (q.attachedHandle() == handle) {
+                        return IbvAsyncEvent.ofQp(type, q);
+                    }
+                }
+                return null;
+            }
+            case ControlProtocol.ASYNC_KIND_CQ -> {
+                for (IbvCq c : cqs) {
+                    if (c.attached.handle == handle) {
+                        return IbvAsyncEvent.ofCq(type, c);
+                    }
+                }
+                return null;
+            }
+            case ControlProtocol.ASYNC_KIND_PORT -> {
+                return IbvAsyncEvent.ofPort(type, handle);
+            }
+            case ControlProtocol.ASYNC_KIND_DEVICE -> {
+                return IbvAsyncEvent.ofDevice(type);
+            }
+            default -> {
+                return null; // attached contexts have no SRQs
+            }
+        }
     }
 
     /** The QP of number {@code qpNum} created in this context, or null; on the loop. */
@@ -338,6 +478,16 @@ public final class IbvContext implements AutoCloseable {
         cqs.remove(o);
         channels.remove(o);
         pds.remove(o);
+    }
+
+    private synchronized void closeAsyncStream() {
+        if (asyncStream != null) {
+            try {
+                asyncStream.close();
+            } catch (java.io.IOException e) {
+                // closing anyway
+            }
+        }
     }
 
     void checkOpen() {

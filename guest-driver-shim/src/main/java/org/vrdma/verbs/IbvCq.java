@@ -43,6 +43,9 @@ public final class IbvCq implements AutoCloseable {
     private long producerTail;
     /** The completion ring of a CQ in a vNIC process, or null on an embedded host. */
     final AttachedCq attached;
+    /** Asynchronous events (CQ_ERR) taken but not acknowledged: destroying is EBUSY until they are. */
+    final java.util.concurrent.atomic.AtomicInteger unackedAsyncEvents =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** A CQ of an attached context. */
     IbvCq(IbvContext context, IbvCompChannel channel, AttachedCq attached) {
@@ -177,6 +180,7 @@ public final class IbvCq implements AutoCloseable {
      * taken from the channel are unacknowledged.
      */
     public void destroy() {
+        IbvQp.checkNoUnackedAsyncEvents(unackedAsyncEvents);
         if (attached != null) {
             synchronized (context) {
                 destroyAttached();

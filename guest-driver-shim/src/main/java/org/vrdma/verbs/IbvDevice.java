@@ -93,6 +93,11 @@ public final class IbvDevice {
         });
     }
 
+    /** Runs {@code action} on an embedded device's loop (tests, port changes). */
+    <T> T loopCall(java.util.function.Supplier<T> action) {
+        return loop.call(action);
+    }
+
     Device model() {
         return device;
     }

@@ -82,6 +82,9 @@ public final class IbvQp implements AutoCloseable {
     private long refusedPosts;
     /** The rings of a QP in a vNIC process, or null on an embedded host. */
     private final AttachedQp attached;
+    /** Asynchronous events taken but not acknowledged: destroying is EBUSY until they are. */
+    final java.util.concurrent.atomic.AtomicInteger unackedAsyncEvents =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** A QP of an attached context, in RESET. */
     IbvQp(IbvContext context, IbvPd pd, int qpNum, IbvQpInitAttr granted, AttachedQp attached) {
@@ -89,7 +92,7 @@ public final class IbvQp implements AutoCloseable {
         this.pd = pd;
         this.qp = null;
         this.qpNum = qpNum;
-        this.type = QpType.RC;
+        this.type = granted.qpType;
         this.sendCq = granted.sendCq;
         this.recvCq = granted.recvCq;
         this.srq = null;
@@ -299,6 +302,7 @@ public final class IbvQp implements AutoCloseable {
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding requests vanish without completions. */
     public void destroy() {
         checkLive();
+        checkNoUnackedAsyncEvents(unackedAsyncEvents);
         if (attached != null) {
             destroyAttached();
             return;
@@ -321,6 +325,23 @@ public final class IbvQp implements AutoCloseable {
             return;
         }
         context.loop.closeIfLive(() -> live, this::destroyOnLoop);
+    }
+
+    /** The vNIC's handle of an attached QP (-1 for an embedded one). */
+    int attachedHandle() {
+        return attached != null ? attached.handle : -1;
+    }
+
+    QueuePair model() {
+        return qp;
+    }
+
+    /** EBUSY while an object's asynchronous events are unacknowledged, as {@code ibv_destroy_*} waits. */
+    static void checkNoUnackedAsyncEvents(java.util.concurrent.atomic.AtomicInteger unacked) {
+        int n = unacked.get();
+        if (n != 0) {
+            throw new IbvBusyException(n + " asynchronous events not acknowledged");
+        }
     }
 
     private void destroyAttached() {
@@ -357,6 +378,9 @@ public final class IbvQp implements AutoCloseable {
         WrOpcode op = wr.opcode;
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             throw new IbvInvalidArgumentException(op + " is not valid on a UD queue pair");
+        }
+        if (type == QpType.UC && op.isReadOrAtomic()) {
+            throw new IbvInvalidArgumentException(op + " is not valid on a UC queue pair (SEND and RDMA WRITE only)");
         }
         if (wr.numSge() > maxSendSge) {
             throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_send_sge " + maxSendSge);

@@ -43,6 +43,11 @@ public final class IbvQpInitAttr {
         return of(QpType.UD, cq, depth);
     }
 
+    /** A UC queue pair (SEND and RDMA WRITE, no ACKs) of {@code depth} on {@code cq}. */
+    public static IbvQpInitAttr uc(IbvCq cq, int depth) {
+        return of(QpType.UC, cq, depth);
+    }
+
     private static IbvQpInitAttr of(QpType type, IbvCq cq, int depth) {
         IbvQpInitAttr a = new IbvQpInitAttr();
         a.qpType = type;

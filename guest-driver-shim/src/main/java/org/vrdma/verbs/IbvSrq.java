@@ -12,6 +12,10 @@ public final class IbvSrq implements AutoCloseable {
     private final IbvContext context;
     private final IbvPd pd;
     private final SharedReceiveQueue srq;
+    /** Asynchronous events taken but not acknowledged: destroying is EBUSY until they are. */
+    final java.util.concurrent.atomic.AtomicInteger unackedAsyncEvents =
+            new java.util.concurrent.atomic.AtomicInteger();
+
     private final int maxSge;
     final RecvRing ring;
     private final Runnable drainTask = this::drain;
@@ -62,6 +66,7 @@ public final class IbvSrq implements AutoCloseable {
 
     /** Destroys the queue ({@code ibv_destroy_srq}); EBUSY while queue pairs use it. */
     public void destroy() {
+        IbvQp.checkNoUnackedAsyncEvents(unackedAsyncEvents);
         context.loop.run(this::destroyOnLoop);
     }
 

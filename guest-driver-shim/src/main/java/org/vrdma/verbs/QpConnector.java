@@ -182,6 +182,29 @@ public final class QpConnector implements AutoCloseable {
                         | QpAttrMask.MAX_QP_RD_ATOMIC);
     }
 
+    /**
+     * RESET → INIT → RTR → RTS of a UC QP towards {@code remote}: remote write access, and only the
+     * attributes UC takes (no ACK timeout, retries, reads or RNR timer).
+     */
+    public static void ucToRts(IbvQp qp, QpInfo local, QpInfo remote) {
+        addRoute(qp.context(), remote);
+        IbvQpAttr a = new IbvQpAttr();
+        a.qpState = QpState.INIT;
+        a.pkeyIndex = 0;
+        a.portNum = 1;
+        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
+        a.qpState = QpState.RTR;
+        a.ahAttr = IbvAhAttr.of(remote.gid());
+        a.pathMtu = qp.context().queryPort(1).activeMtu();
+        a.destQpNum = remote.qpn();
+        a.rqPsn = remote.psn();
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
+        a.qpState = QpState.RTS;
+        a.sqPsn = local.psn();
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+    }
+
     /** RESET → INIT → RTR → RTS of a UD QP with Q_Key {@code qkey} and the PSN of {@code local}. */
     public static void udToRts(IbvQp qp, int qkey, QpInfo local) {
         IbvQpAttr a = new IbvQpAttr();

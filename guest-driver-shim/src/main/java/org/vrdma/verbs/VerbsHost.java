@@ -97,6 +97,7 @@ public final class VerbsHost implements AutoCloseable {
                     .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))
                     .build();
             host.vswitch().addEni(EniConfig.of(ENI_ID, mac, options.eniIpv4(), options.vni()), dev);
+            dev.asyncEventHandler(this::onAsyncEvent);
             return dev;
         });
         this.device = new IbvDevice(this, d, loop);
@@ -249,6 +250,15 @@ public final class VerbsHost implements AutoCloseable {
     /** Contexts open now. */
     public int openContexts() {
         return loop.call(contexts::size);
+    }
+
+    /** On the loop: an event of the device goes to the context owning its object, or to all. */
+    private void onAsyncEvent(org.vrdma.vnic.verbs.AsyncEventType type, Object source) {
+        for (IbvContext c : contexts) {
+            if (c.onModelEvent(type, source)) {
+                return;
+            }
+        }
     }
 
     void onContextOpened(IbvContext ctx) {

@@ -16,6 +16,7 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.vrdma.verbs.IbvAsyncEvent;
 import org.vrdma.verbs.IbvBusyException;
 import org.vrdma.verbs.IbvCompChannel;
 import org.vrdma.verbs.IbvContext;
@@ -29,6 +30,7 @@ import org.vrdma.verbs.IbvMr;
 import org.vrdma.verbs.IbvNoMemoryException;
 import org.vrdma.verbs.IbvNotSupportedException;
 import org.vrdma.verbs.IbvPd;
+import org.vrdma.verbs.IbvPortAttr;
 import org.vrdma.verbs.IbvQp;
 import org.vrdma.verbs.IbvQpAttr;
 import org.vrdma.verbs.IbvQpInitAttr;
@@ -38,9 +40,11 @@ import org.vrdma.verbs.IbvWc;
 import org.vrdma.verbs.QpConnector;
 import org.vrdma.verbs.QpInfo;
 import org.vrdma.vnic.verbs.AccessFlags;
+import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.Errno;
 import org.vrdma.vnic.verbs.QpAttrMask;
 import org.vrdma.vnic.verbs.QpState;
+import org.vrdma.vnic.verbs.QpType;
 import org.vrdma.vnic.verbs.SendFlags;
 import org.vrdma.vnic.verbs.WcFlags;
 import org.vrdma.vnic.verbs.WcOpcode;
@@ -207,6 +211,9 @@ class AttachedVerbsTest {
             assertThat(wb.immData).isEqualTo(0xC0FFEE);
             assertThat(wb.wcFlags & WcFlags.WITH_IMM).isNotZero();
             assertThat(wb.byteLen).isEqualTo(BYTES);
+            assertThat(wb.solicited).isFalse();
+            assertThat(wb.srcQp).as("the peer QP, as for an embedded context").isEqualTo(a.qp.qpNum());
+            assertThat(wb.srcIpv4).isEqualTo(ShimFixture.ENI_IPV4);
             assertThat(b.buf().toArray(ValueLayout.JAVA_BYTE)).isEqualTo(pattern);
 
             // SEND of two elements (one inline-copied) into a receive of two elements at A.
@@ -217,12 +224,15 @@ class AttachedVerbsTest {
             final IbvSendWr s = new IbvSendWr(2).addSge(b.mr, 300, 150).addSge(b.mr, 450, 150);
             s.wrId = 2;
             s.opcode = WrOpcode.SEND;
-            s.sendFlags = SendFlags.SIGNALED;
+            s.sendFlags = SendFlags.SIGNALED | SendFlags.SOLICITED;
             b.qp.postSend(s);
             assertThat(await(b.cq, b.channel).status).isEqualTo(WcStatus.SUCCESS);
             final IbvWc ws = await(a.cq, a.channel);
             assertThat(ws.opcode).isEqualTo(WcOpcode.RECV);
             assertThat(ws.byteLen).isEqualTo(300);
+            assertThat(ws.solicited).as("the SEND asked for a solicited event").isTrue();
+            assertThat(ws.srcQp).isEqualTo(b.qp.qpNum());
+            assertThat(ws.srcIpv4).isEqualTo(ShimFixture.ENI_IPV4);
             assertThat(a.buf().asSlice(1000, 100).toArray(ValueLayout.JAVA_BYTE))
                     .containsOnly((byte) 0x5A);
             assertThat(a.buf().asSlice(5000, 200).toArray(ValueLayout.JAVA_BYTE))
@@ -434,6 +444,95 @@ class AttachedVerbsTest {
     private static long mapped(final String name) throws IOException {
         try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
             return lines.filter(l -> l.contains(name + " ")).count();
+        }
+    }
+
+    @Test
+    void asyncEventsNameTheQpAndThePortAndHoldBackDestroyUntilAcknowledged() throws Exception {
+        final IbvDevice d = IbvDeviceList.attach(fx.server.socketPath());
+        try (Side a = new Side(d, true);
+                Side b = new Side(d, true)) {
+            assertThat(a.ctx.pollAsyncEvent()).as("quiet").isNull();
+            connect(a, b);
+            // A WRITE with a wrong rkey: B's responder fails the request and B's QP reports it.
+            final IbvSendWr w = new IbvSendWr(1).addSge(a.mr, 0, 64);
+            w.opcode = WrOpcode.RDMA_WRITE;
+            w.sendFlags = SendFlags.SIGNALED;
+            w.remoteAddr = b.mr.addr();
+            w.rkey = b.mr.rkey() ^ 0x5a5a00;
+            a.qp.postSend(w);
+            assertThat(await(a.cq, a.channel).status).isEqualTo(WcStatus.REM_ACCESS_ERR);
+            final IbvAsyncEvent e = b.ctx.getAsyncEvent(WAIT);
+            assertThat(e).isNotNull();
+            assertThat(e.type()).isEqualTo(AsyncEventType.QP_ACCESS_ERR);
+            assertThat(e.qp()).isSameAs(b.qp);
+            assertThat(a.ctx.pollAsyncEvent())
+                    .as("the requester learns from its completion")
+                    .isNull();
+            assertThatThrownBy(b.qp::destroy).isInstanceOf(IbvBusyException.class);
+            e.ack();
+            assertThatThrownBy(e::ack).isInstanceOf(IbvInvalidArgumentException.class);
+
+            // The vNIC's link goes down and up: every context hears it, query_port follows.
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
+            fx.loop.submit(() -> fx.device.portActive(false)).get();
+            final IbvAsyncEvent down = a.ctx.getAsyncEvent(WAIT);
+            assertThat(down.type()).isEqualTo(AsyncEventType.PORT_ERR);
+            assertThat(down.portNum()).isEqualTo(1);
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.DOWN);
+            assertThat(b.ctx.getAsyncEvent(WAIT).type()).isEqualTo(AsyncEventType.PORT_ERR);
+            fx.loop.submit(() -> fx.device.portActive(true)).get();
+            assertThat(a.ctx.getAsyncEvent(WAIT).type()).isEqualTo(AsyncEventType.PORT_ACTIVE);
+            assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
+            down.ack();
+        }
+    }
+
+    @Test
+    void ucQueuePairsWriteAndSendAndRefuseReads() throws Exception {
+        final IbvDevice d = IbvDeviceList.attach(fx.server.socketPath());
+        try (Side a = new Side(d, true);
+                Side b = new Side(d, true);
+                IbvQp ua = a.ctx.createQp(a.pd, IbvQpInitAttr.uc(a.cq, 16));
+                IbvQp ub = b.ctx.createQp(b.pd, IbvQpInitAttr.uc(b.cq, 16))) {
+            assertThat(ua.type()).isEqualTo(QpType.UC);
+            final QpInfo ia = QpInfo.of(ua, a.mr);
+            final QpInfo ib = QpInfo.of(ub, b.mr);
+            QpConnector.ucToRts(ua, ia, ib);
+            QpConnector.ucToRts(ub, ib, ia);
+            assertThat(ua.query().qpState).isEqualTo(QpState.RTS);
+            a.buf().asSlice(0, 10000).fill((byte) 0x3C);
+            final IbvRecvWr r = new IbvRecvWr(1).addSge(b.mr, 20000, 8192);
+            r.wrId = 5;
+            ub.postRecv(r);
+            final IbvSendWr w = new IbvSendWr(1).addSge(a.mr, 0, 10000);
+            w.opcode = WrOpcode.RDMA_WRITE;
+            w.sendFlags = SendFlags.SIGNALED;
+            w.remoteAddr = b.mr.addr() + 100;
+            w.rkey = b.mr.rkey();
+            ua.postSend(w);
+            assertThat(await(a.cq, a.channel).opcode).isEqualTo(WcOpcode.RDMA_WRITE);
+            final IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, 5000);
+            s.opcode = WrOpcode.SEND_WITH_IMM;
+            s.immData = 42;
+            s.sendFlags = SendFlags.SIGNALED | SendFlags.SOLICITED;
+            ua.postSend(s);
+            assertThat(await(a.cq, a.channel).status).isEqualTo(WcStatus.SUCCESS);
+            final IbvWc got = await(b.cq, b.channel);
+            assertThat(got.opcode).isEqualTo(WcOpcode.RECV);
+            assertThat(got.byteLen).isEqualTo(5000);
+            assertThat(got.immData).isEqualTo(42);
+            assertThat(got.solicited).isTrue();
+            assertThat(got.srcQp).isEqualTo(ua.qpNum());
+            assertThat(b.buf().asSlice(100, 10000).toArray(ValueLayout.JAVA_BYTE))
+                    .containsOnly((byte) 0x3C);
+            assertThat(b.buf().asSlice(20000, 5000).toArray(ValueLayout.JAVA_BYTE))
+                    .containsOnly((byte) 0x3C);
+            final IbvSendWr rd = new IbvSendWr(1).addSge(a.mr, 0, 8);
+            rd.opcode = WrOpcode.RDMA_READ;
+            rd.remoteAddr = b.mr.addr();
+            rd.rkey = b.mr.rkey();
+            assertThatThrownBy(() -> ua.postSend(rd)).isInstanceOf(IbvInvalidArgumentException.class);
         }
     }
 }

@@ -403,9 +403,9 @@ class ControlProtocolTest {
                     .putInt(1 << 20)
                     .putInt(0);
             assertThat(c.call(CREATE_QP, ud).status).isEqualTo(EINVAL);
-            final ByteBuffer uc = body(56);
-            uc.putInt(pd).putInt(plainCq).putInt(plainCq).putInt(0).putInt(3).putInt(0); // IBV_QPT_UC
-            uc.putInt(16)
+            final ByteBuffer xrc = body(56);
+            xrc.putInt(pd).putInt(plainCq).putInt(plainCq).putInt(0).putInt(9).putInt(0); // IBV_QPT_XRC_SEND
+            xrc.putInt(16)
                     .putInt(16)
                     .putInt(1)
                     .putInt(1)
@@ -413,7 +413,7 @@ class ControlProtocolTest {
                     .putInt(-1)
                     .putInt(1 << 20)
                     .putInt(0);
-            assertThat(c.call(CREATE_QP, uc).status).isEqualTo(EOPNOTSUPP);
+            assertThat(c.call(CREATE_QP, xrc).status).isEqualTo(EOPNOTSUPP);
             // Nothing was created by the refused requests; the connection keeps working.
             assertThat(fx.server.sessions()).singleElement().satisfies(v -> {
                 assertThat(v.completionQueues()).isEqualTo(1);

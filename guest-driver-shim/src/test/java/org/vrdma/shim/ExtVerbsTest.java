@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * a C program ({@code ext_verbs.c}) that connects two RC QPs of its own: completion events armed
  * through the completion ring, poll_cq sleeping on the ring's futex, asynchronous events on a real
  * {@code async_fd}, {@code ibv_create_cq_ex} with the {@code ibv_start_poll} API, the {@code
- * ibv_wr_*} send API, and memory windows refused.
+ * ibv_wr_*} send API, memory windows refused, COMM_EST, port and device events, and UC QPs.
  */
 class ExtVerbsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -135,5 +135,78 @@ class ExtVerbsTest {
         final ShimFixture.Result r = run(Map.of(), "mw");
         assertThat(r.exitCode()).as(r.output()).isZero();
         assertThat(r.output()).contains("MW EOPNOTSUPP").contains("DONE");
+    }
+
+    @Test
+    void aMessageReachingAQpInRtrRaisesCommEstOnce() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "commest");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC comm-est type=4 same_qp=1")
+                .contains("COMMEST OK recv=first")
+                .contains("DONE");
+    }
+
+    @Test
+    void theLinkGoingDownAndUpRaisesPortErrThenPortActiveAndQueryPortFollows() throws Exception {
+        final ShimFixture.Program p = fx.start(List.of(program.toString(), "port"));
+        assertThat(p.await("PORT READY", WAIT)).isEqualTo("PORT READY state=4");
+        fx.loop.submit(() -> fx.device.portActive(false)).get();
+        p.await("PORT DOWN SEEN", WAIT);
+        fx.loop.submit(() -> fx.device.portActive(true)).get();
+        assertThat(p.waitFor(WAIT)).as(p.output()).isZero();
+        assertThat(p.output())
+                .contains("ASYNC port-err type=10 port=1 state=1")
+                .contains("ASYNC port-active type=9 port=1 state=4")
+                .contains("PORT OK")
+                .contains("DONE");
+    }
+
+    @Test
+    void aHostShuttingDownSendsPortErrAndDeviceFatalBeforeItGoes() throws Exception {
+        final ShimFixture.Program p = fx.start(List.of(program.toString(), "shutdown"));
+        p.await("SHUTDOWN READY", WAIT);
+        fx.server.close();
+        assertThat(p.waitFor(WAIT)).as(p.output()).isZero();
+        assertThat(p.output())
+                .contains("ASYNC shutdown-port type=10")
+                .contains("ASYNC device-fatal type=8")
+                .contains("SHUTDOWN OK after=Input/output error query=failed")
+                .contains("DONE");
+    }
+
+    @Test
+    void ucQpsWriteAndSendWithoutAcksAndRefuseReads() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "uc");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("UCWC wr_id=1 status=0 opcode=1 len=3000") // RDMA WRITE
+                .contains("UCWC wr_id=2 status=0 opcode=0 len=2500") // SEND
+                .contains("UCWC wr_id=31 status=0 opcode=129 len=3000") // RECV_RDMA_WITH_IMM
+                .contains("UCWC wr_id=32 status=0 opcode=128 len=2500") // RECV
+                .contains("UC READ post=EINVAL")
+                .contains("UC OK")
+                .contains("DONE");
+        final var counters = fx.loop.submit(() -> fx.device.counters()).get();
+        assertThat(counters.txAcks).as("UC sends no ACKs").isZero();
+    }
+
+    @Test
+    void aWorkQueueRingTheVnicCannotTrustIsAQpFatalEvent() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "qpfatal");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output())
+                .contains("ASYNC qp-fatal type=1 ours=1")
+                .contains("QPFATAL OK state=6")
+                .contains("DONE");
+    }
+
+    @Test
+    void xrcIsRefusedCleanlyEverywhere() throws Exception {
+        final ShimFixture.Result r = run(Map.of(), "xrc");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("XRC EOPNOTSUPP").contains("DONE");
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_QP)).isZero();
+        assertThat(fx.server.succeeded(ControlProtocol.CREATE_SRQ)).isZero();
     }
 }

@@ -11,6 +11,7 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.vrdma.vnic.verbs.AsyncEventType;
 import org.vrdma.vnic.verbs.QpAttrMask;
 import org.vrdma.vnic.verbs.QpState;
 import org.vrdma.vnic.verbs.SendFlags;
@@ -362,6 +363,8 @@ class VerbsApiTest {
         ev.ackEvents(1);
         assertThat(b.cq.poll(wcs)).isEqualTo(1);
         assertThat(wcs[0].solicited).isTrue();
+        assertThat(wcs[0].srcQp).as("a connected QP's receive names its peer").isEqualTo(qa.qpNum());
+        assertThat(wcs[0].srcIpv4).isNotZero();
         a.next();
     }
 
@@ -554,5 +557,41 @@ class VerbsApiTest {
 
     static byte[] bytes(MemorySegment seg, long offset, int length) {
         return seg.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    @Test
+    void asyncEventsOfAnEmbeddedHostNameTheQpAndThePort() throws Exception {
+        IbvQp qa = a.rcQp(16);
+        IbvQp qb = b.rcQp(16);
+        Peer.connect(a, qa, b, qb);
+        assertThat(a.ctx.pollAsyncEvent()).isNull();
+        IbvQpAttr sqd = new IbvQpAttr();
+        sqd.qpState = QpState.SQD;
+        sqd.enSqdAsyncNotify = true;
+        qa.modify(sqd, QpAttrMask.STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
+        IbvAsyncEvent e = a.ctx.getAsyncEvent(Peer.TIMEOUT);
+        assertThat(e.type()).isEqualTo(AsyncEventType.SQ_DRAINED);
+        assertThat(e.qp()).isSameAs(qa);
+        assertThat(b.ctx.pollAsyncEvent()).as("the other host's context").isNull();
+        assertThatThrownBy(qa::destroy).isInstanceOf(IbvBusyException.class);
+        e.ack();
+        assertThatThrownBy(e::ack).isInstanceOf(IbvInvalidArgumentException.class);
+        qa.destroy();
+
+        assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
+        hostA.device().loopCall(() -> {
+            hostA.device().model().portActive(false);
+            return null;
+        });
+        IbvAsyncEvent down = a.ctx.getAsyncEvent(Peer.TIMEOUT);
+        assertThat(down.type()).isEqualTo(AsyncEventType.PORT_ERR);
+        assertThat(down.portNum()).isEqualTo(1);
+        assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.DOWN);
+        hostA.device().loopCall(() -> {
+            hostA.device().model().portActive(true);
+            return null;
+        });
+        assertThat(a.ctx.getAsyncEvent(Peer.TIMEOUT).type()).isEqualTo(AsyncEventType.PORT_ACTIVE);
+        assertThat(a.ctx.queryPort(1).state()).isEqualTo(IbvPortAttr.State.ACTIVE);
     }
 }

@@ -626,6 +626,338 @@ static void mw_scenario(void)
 	printf("MW EOPNOTSUPP\n");
 }
 
+/* ---------------------------------------------------------------- COMM_EST, port, device, UC */
+
+/* The next async event (bounded wait), whatever it names. */
+static struct ibv_async_event next_async(const char *name)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&p, 1, 20000) != 1)
+		fail(name);
+	if (ibv_get_async_event(ctx, &ev))
+		die("ibv_get_async_event");
+	return ev;
+}
+
+/* A peer sends while the receiving QP is still in RTR: IBV_EVENT_COMM_EST names that QP, once. */
+static void commest_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b;
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.rq_psn = 100,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+				   .rnr_retry = 7, .sq_psn = 100, .max_rd_atomic = 4 };
+	struct ibv_async_event ev;
+	struct ibv_wc wc;
+	int flags;
+
+	if (!cq)
+		die("cq");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	connect_qp(a, b->qp_num);
+	rtr.dest_qp_num = a->qp_num;
+	if (ibv_modify_qp(b, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					   IBV_QP_MIN_RNR_TIMER))
+		die("modify RTR");
+	post_recv(b, buf + 4096, 256, 21);
+	post_recv(b, buf + 8192, 256, 22);
+	memcpy(buf, "first", 6);
+	post_send(a, IBV_WR_SEND, buf, 6, 0, 0, 0, 11);
+	ev = next_async("comm-est");
+	printf("ASYNC comm-est type=%d same_qp=%d\n", ev.event_type, ev.element.qp == b);
+	if (ev.event_type != IBV_EVENT_COMM_EST || ev.element.qp != b)
+		fail("comm-est");
+	ibv_ack_async_event(&ev);
+	for (int i = 0; i < 2; i++) {
+		wc = wait_wc(cq, "comm-est completions");
+		if (wc.status != IBV_WC_SUCCESS)
+			fail("comm-est completion status");
+	}
+	/* The application answers COMM_EST by moving to RTS; later messages raise nothing. */
+	if (ibv_modify_qp(b, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify RTS");
+	post_send(a, IBV_WR_SEND, buf, 6, 0, 0, 0, 12);
+	for (int i = 0; i < 2; i++) {
+		wc = wait_wc(cq, "second message");
+		if (wc.status != IBV_WC_SUCCESS)
+			fail("second message status");
+	}
+	flags = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	if (ibv_get_async_event(ctx, &ev) == 0 || errno != EAGAIN)
+		fail("COMM_EST must come once");
+	printf("COMMEST OK recv=%s\n", buf + 4096);
+}
+
+static int port_state(void)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		die("ibv_query_port");
+	return pa.state;
+}
+
+/* The vNIC's link goes down and up again (the ENI's vRDMA switched off and on): PORT_ERR, PORT_ACTIVE. */
+static void port_scenario(void)
+{
+	struct ibv_async_event ev;
+
+	printf("PORT READY state=%d\n", port_state());
+	ev = next_async("port-err");
+	printf("ASYNC port-err type=%d port=%d state=%d\n", ev.event_type, ev.element.port_num,
+	       port_state());
+	if (ev.event_type != IBV_EVENT_PORT_ERR || ev.element.port_num != 1 ||
+	    port_state() != IBV_PORT_DOWN)
+		fail("port-err");
+	ibv_ack_async_event(&ev);
+	printf("PORT DOWN SEEN\n");
+	ev = next_async("port-active");
+	printf("ASYNC port-active type=%d port=%d state=%d\n", ev.event_type, ev.element.port_num,
+	       port_state());
+	if (ev.event_type != IBV_EVENT_PORT_ACTIVE || ev.element.port_num != 1 ||
+	    port_state() != IBV_PORT_ACTIVE)
+		fail("port-active");
+	ibv_ack_async_event(&ev);
+	printf("PORT OK\n");
+}
+
+/* The host process stops: PORT_ERR, then DEVICE_FATAL, then the vNIC is gone (EIO). */
+static void shutdown_scenario(void)
+{
+	struct ibv_async_event ev;
+	struct ibv_port_attr pa;
+	int after;
+
+	printf("SHUTDOWN READY\n");
+	ev = next_async("shutdown port-err");
+	printf("ASYNC shutdown-port type=%d\n", ev.event_type);
+	ibv_ack_async_event(&ev);
+	ev = next_async("device-fatal");
+	printf("ASYNC device-fatal type=%d\n", ev.event_type);
+	ibv_ack_async_event(&ev);
+	if (ibv_get_async_event(ctx, &ev) == 0)
+		fail("an event after DEVICE_FATAL");
+	after = errno;
+	printf("SHUTDOWN OK after=%s query=%s\n", strerror(after),
+	       ibv_query_port(ctx, 1, &pa) ? "failed" : "answered");
+}
+
+static struct ibv_qp *make_uc_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_UC,
+	};
+	struct ibv_qp *q = ibv_create_qp(pd, &a);
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (!q)
+		die("ibv_create_qp UC");
+	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify UC INIT");
+	return q;
+}
+
+/* What perftest's -c UC sets: no ACK timeout, retries, reads or RNR timer. */
+static void connect_uc(struct ibv_qp *q, uint32_t dest)
+{
+	struct ibv_qp_attr rtr = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = 300,
+		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
+	};
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .sq_psn = 300 };
+
+	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN))
+		die("modify UC RTR");
+	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT) == 0)
+		fail("UC RTS took a timeout");
+	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("modify UC RTS");
+}
+
+/* UC: RDMA WRITE with immediate and a multi-packet SEND arrive byte for byte; reads are refused. */
+static void uc_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_init_attr_ex xa;
+	struct ibv_wc wc;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	int got = 0, ret;
+
+	if (!cq)
+		die("cq");
+	a = make_uc_qp(cq);
+	b = make_uc_qp(cq);
+	connect_uc(a, b->qp_num);
+	connect_uc(b, a->qp_num);
+	if (ibv_query_qp(a, &qa, IBV_QP_STATE, &qi) || qa.qp_state != IBV_QPS_RTS ||
+	    qi.qp_type != IBV_QPT_UC)
+		fail("query UC");
+	for (int i = 0; i < 3000; i++)
+		buf[i] = (unsigned char)(i * 7 + 1);
+	post_recv(b, buf + 32768, 4096, 31); /* for the WRITE's immediate */
+	post_recv(b, buf + 40960, 4096, 32); /* for the SEND */
+	post_send(a, IBV_WR_RDMA_WRITE_WITH_IMM, buf, 3000, (uintptr_t)(buf + 16384), mr->rkey, 0, 1);
+	post_send(a, IBV_WR_SEND, buf, 2500, 0, 0, 0, 2);
+	while (got < 4) {
+		wc = wait_wc(cq, "uc completion");
+		printf("UCWC wr_id=%llu status=%d opcode=%d len=%u\n", (unsigned long long)wc.wr_id,
+		       wc.status, wc.opcode, wc.byte_len);
+		if (wc.status != IBV_WC_SUCCESS)
+			fail("uc completion status");
+		got++;
+	}
+	if (memcmp(buf, buf + 16384, 3000) || memcmp(buf, buf + 40960, 2500))
+		fail("uc bytes");
+	sge = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 3, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				   .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = (uintptr_t)(buf + 16384);
+	wr.wr.rdma.rkey = mr->rkey;
+	ret = ibv_post_send(a, &wr, &bad);
+	printf("UC READ post=%s\n", ret == EINVAL && bad == &wr ? "EINVAL" : "accepted");
+	if (ret != EINVAL)
+		fail("UC READ must be refused");
+	memset(&xa, 0, sizeof(xa));
+	xa.qp_type = IBV_QPT_UC;
+	xa.send_cq = xa.recv_cq = cq;
+	xa.cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 };
+	xa.pd = pd;
+	xa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	xa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ;
+	if (ibv_create_qp_ex(ctx, &xa) || errno != EOPNOTSUPP)
+		fail("a UC QP with reads in send_ops_flags");
+	xa.qp_type = IBV_QPT_XRC_SEND;
+	xa.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	if (ibv_create_qp_ex(ctx, &xa) || errno != EOPNOTSUPP)
+		fail("an XRC QP");
+	printf("UC OK\n");
+}
+
+/* The start of the last mapping of memfd `name` in /proc/self/maps (one of the rings so named). */
+static unsigned char *last_memfd_mapping(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long start = 0, end;
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s;
+
+		if (strstr(line, name) && sscanf(line, "%lx-%lx", &s, &end) == 2)
+			start = s;
+	}
+	fclose(f);
+	return (unsigned char *)start;
+}
+
+/*
+ * A work-queue ring the vNIC can no longer trust (its receive producer counter claims more than
+ * the ring holds): the QP enters ERR and IBV_EVENT_QP_FATAL names it.
+ */
+static void qpfatal_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *a, *b, *named;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_async_event ev;
+	unsigned char *ring;
+
+	if (!cq)
+		die("cq");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	ring = last_memfd_mapping("memfd:vrdma-qp");
+	if (!ring)
+		fail("no QP ring mapped");
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+	/* One of the two rings: a receive producer 1000 ahead of a 16-entry queue. */
+	__atomic_store_n((uint32_t *)(ring + 128), 1000u, __ATOMIC_RELEASE);
+	post_send(b, IBV_WR_SEND, buf, 8, 0, 0, 0, 1); /* the doorbell makes the vNIC read the rings */
+	ev = next_async("qp-fatal");
+	named = ev.element.qp;
+	printf("ASYNC qp-fatal type=%d ours=%d\n", ev.event_type, named == a || named == b);
+	if (ev.event_type != IBV_EVENT_QP_FATAL || (named != a && named != b))
+		fail("qp-fatal");
+	ibv_ack_async_event(&ev);
+	if (ibv_query_qp(named, &qa, IBV_QP_STATE, &qi) || qa.qp_state != IBV_QPS_ERR)
+		fail("QP not in ERR after QP_FATAL");
+	printf("QPFATAL OK state=%d\n", qa.qp_state);
+}
+
+/* XRC: domains, XRC SRQs and XRC QPs are refused with EOPNOTSUPP, nothing half-created. */
+static void xrc_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	struct ibv_srq_init_attr_ex sa;
+	struct ibv_qp_init_attr_ex qa;
+
+	if (!cq)
+		die("cq");
+	errno = 0;
+	if (ibv_open_xrcd(ctx, &xa) || errno != EOPNOTSUPP)
+		fail("ibv_open_xrcd");
+	memset(&sa, 0, sizeof(sa));
+	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ |
+		       IBV_SRQ_INIT_ATTR_XRCD;
+	sa.srq_type = IBV_SRQT_XRC;
+	sa.pd = pd;
+	sa.cq = cq;
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	errno = 0;
+	if (ibv_create_srq_ex(ctx, &sa) || errno != EOPNOTSUPP)
+		fail("ibv_create_srq_ex XRC");
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_XRC_RECV;
+	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &qa) || errno != EOPNOTSUPP)
+		fail("XRC_RECV QP");
+	qa.qp_type = IBV_QPT_XRC_SEND;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qa.pd = pd;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_send_sge = 1 };
+	errno = 0;
+	if (ibv_create_qp_ex(ctx, &qa) || errno != EOPNOTSUPP)
+		fail("XRC_SEND QP");
+	if (ibv_destroy_cq(cq))
+		fail("the CQ is still free to destroy");
+	printf("XRC EOPNOTSUPP\n");
+}
+
 int main(int argc, char **argv)
 {
 	int n = 0;
@@ -665,6 +997,18 @@ int main(int argc, char **argv)
 		wr_scenario();
 	else if (!strcmp(mode, "mw"))
 		mw_scenario();
+	else if (!strcmp(mode, "commest"))
+		commest_scenario();
+	else if (!strcmp(mode, "port"))
+		port_scenario();
+	else if (!strcmp(mode, "shutdown"))
+		shutdown_scenario();
+	else if (!strcmp(mode, "uc"))
+		uc_scenario();
+	else if (!strcmp(mode, "qpfatal"))
+		qpfatal_scenario();
+	else if (!strcmp(mode, "xrc"))
+		xrc_scenario();
 	else
 		fail("unknown mode");
 	printf("DONE\n");

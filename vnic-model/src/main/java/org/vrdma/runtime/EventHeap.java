@@ -4,15 +4,23 @@ import java.util.Arrays;
 
 /**
  * The pending timers of both drivers (the virtual-time scheduler and the real-time event-loop timer
- * service), ordered by deadline, then by the order they were added: a 4-ary min-heap whose entries (deadline, sequence number, id) sit in primitive
- * arrays in heap order, so a sift compares neighbouring longs instead of chasing slot indices, and
- * nothing is allocated per event once the arrays have grown to the working size.
+ * service), ordered by deadline, then by the order they were added. Events due within {@link
+ * #CALENDAR_NS} of the last one run wait in a calendar of one-nanosecond buckets: adding appends to
+ * the bucket's list (the later-added event is always the later one in the order), and the next
+ * event is the head of the first non-empty bucket, found in a bitmap; a virtual-time network's
+ * events (packets arriving after a link's delay, pacing timers) are nearly all this close. Later
+ * events (retransmission timeouts, far arrivals) and any added before the last one run wait in a
+ * 4-ary min-heap whose entries sit in two primitive arrays in heap order, the deadline and a key of
+ * the sequence number (upper 40 bits) and the handler's slot (lower 24 bits), so a sift compares
+ * and moves two neighbouring longs. The earlier of the two heads runs first. Nothing is allocated
+ * per event once the arrays have grown to the working size.
  *
- * <p>Cancelling is lazy: the handler's slot is freed at once and its generation bumped, and the
- * stale heap entry is dropped when it reaches the top (or when stale entries outnumber live ones,
- * by one rebuild). The order of the live events is a total order on (deadline, sequence), so
- * neither the heap's shape nor the cancellations change which event runs next: the same inputs
- * always give the same sequence of events.
+ * <p>Cancelling is lazy: the id dies at once (the slot's handler is cleared and its generation
+ * bumped), and the stale entry is dropped when it reaches the front (or, in the heap, when stale
+ * entries outnumber live ones, by one rebuild); only then is its slot reused, so an entry's slot
+ * always tells whether it is stale. The order of the live events is a total order on (deadline,
+ * sequence), so neither where an event waits nor the cancellations change which event runs next:
+ * the same inputs always give the same sequence of events.
  *
  * <p>A timer id packs a slot number with that slot's generation, so cancelling an id whose event
  * already ran (and whose slot was reused) is a harmless no-op. Not thread-safe.
@@ -20,21 +28,45 @@ import java.util.Arrays;
 public final class EventHeap {
     private static final int INITIAL_CAPACITY = 64;
     private static final int MIN_PURGE = 1024;
+    private static final int SLOT_BITS = 24;
+    private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
+    /** Slots a heap can have: the key holds a slot in its lower 24 bits. */
+    static final int MAX_SLOTS = 1 << SLOT_BITS;
 
-    // Heap order: entry i has children 4i+1 .. 4i+4.
+    private static final int CALENDAR_BITS = 12;
+    /** Events due less than this long after the last one run wait in the calendar. */
+    static final int CALENDAR_NS = 1 << CALENDAR_BITS;
+
+    private static final int CALENDAR_MASK = CALENDAR_NS - 1;
+    private static final int NONE = -1;
+
+    // Heap order: entry i has children 4i+1 .. 4i+4. key = sequence << 24 | slot.
     private long[] deadlineNs;
-    private long[] sequence;
-    private long[] ids;
+    private long[] keys;
     private int heapSize;
     private int stale;
     private long nextSequence;
 
-    // Per slot: the handler of a pending event (null when free) and the slot's current generation.
+    // Per slot: the handler of a pending event (null when free or cancelled) and the slot's current
+    // generation. A cancelled slot is reused only once its heap entry is gone.
     private TimerHandler[] handlers;
     private int[] generation;
     private int[] freeSlots;
     private int freeCount;
     private int slotsInUse;
+
+    // Calendar: bucket d & CALENDAR_MASK holds, in the order they were added, the events due at d,
+    // for d in [cursorNs, cursorNs + CALENDAR_NS); each slot's deadline, key and successor in its bucket.
+    private final int[] bucketHead = new int[CALENDAR_NS];
+    private final int[] bucketTail = new int[CALENDAR_NS];
+    private final long[] occupied = new long[CALENDAR_NS / 64];
+    private long cursorNs;
+    private long[] slotDeadlineNs;
+    private long[] slotKey;
+    private int[] nextInBucket;
+    private boolean[] inCalendar;
+    private int calendarEntries;
+    private int calendarStale;
 
     public EventHeap() {
         this(INITIAL_CAPACITY);
@@ -43,11 +75,15 @@ public final class EventHeap {
     public EventHeap(int initialCapacity) {
         int capacity = Math.max(4, initialCapacity);
         deadlineNs = new long[capacity];
-        sequence = new long[capacity];
-        ids = new long[capacity];
+        keys = new long[capacity];
         handlers = new TimerHandler[capacity];
         generation = new int[capacity];
         freeSlots = new int[capacity];
+        slotDeadlineNs = new long[capacity];
+        slotKey = new long[capacity];
+        nextInBucket = new int[capacity];
+        inCalendar = new boolean[capacity];
+        Arrays.fill(bucketHead, NONE);
     }
 
     /** Adds an event and returns its id (always positive). */
@@ -57,12 +93,30 @@ public final class EventHeap {
         }
         int slot = allocateSlot();
         handlers[slot] = handler;
-        long id = ((long) generation[slot] << 32) | (slot + 1L);
+        long key = nextSequence++ << SLOT_BITS | slot;
+        if (deadline >= cursorNs && (deadline - cursorNs) >>> CALENDAR_BITS == 0) {
+            // Appending keeps the bucket in key order: this key is the largest so far.
+            int b = (int) deadline & CALENDAR_MASK;
+            slotDeadlineNs[slot] = deadline;
+            slotKey[slot] = key;
+            nextInBucket[slot] = NONE;
+            inCalendar[slot] = true;
+            if (bucketHead[b] == NONE) {
+                bucketHead[b] = slot;
+                occupied[b >>> 6] |= 1L << b;
+            } else {
+                nextInBucket[bucketTail[b]] = slot;
+            }
+            bucketTail[b] = slot;
+            calendarEntries++;
+            return idOf(slot);
+        }
+        inCalendar[slot] = false;
         if (heapSize == deadlineNs.length) {
             growHeap();
         }
-        siftUp(heapSize++, deadline, nextSequence++, id);
-        return id;
+        siftUp(heapSize++, deadline, key);
+        return idOf(slot);
     }
 
     /** Removes a pending event; false when the id is not pending. */
@@ -71,7 +125,11 @@ public final class EventHeap {
         if (slot < 0) {
             return false;
         }
-        releaseSlot(slot);
+        kill(slot);
+        if (inCalendar[slot]) {
+            calendarStale++;
+            return true;
+        }
         stale++;
         if (stale > MIN_PURGE && stale > heapSize >>> 1) {
             purge();
@@ -85,30 +143,92 @@ public final class EventHeap {
     }
 
     public boolean isEmpty() {
-        return heapSize == stale;
+        return size() == 0;
     }
 
     /** Pending (not cancelled) events. */
     public int size() {
-        return heapSize - stale;
+        return heapSize - stale + calendarEntries - calendarStale;
     }
 
     /** Deadline of the earliest event, or {@link Long#MAX_VALUE} when empty. */
     public long peekDeadlineNs() {
-        dropStaleTop();
-        return heapSize == 0 ? Long.MAX_VALUE : deadlineNs[0];
+        int slot = earliestSlot();
+        return slot == NONE ? Long.MAX_VALUE : inCalendar[slot] ? slotDeadlineNs[slot] : deadlineNs[0];
     }
 
     /** Id of the earliest event, or {@link TimerService#NO_TIMER} when empty. */
     public long peekId() {
-        dropStaleTop();
-        return heapSize == 0 ? TimerService.NO_TIMER : ids[0];
+        int slot = earliestSlot();
+        return slot == NONE ? TimerService.NO_TIMER : idOf(slot);
     }
 
     /** Handler of the earliest event (for tracing), or null when empty. */
     public TimerHandler peekHandler() {
+        int slot = earliestSlot();
+        return slot == NONE ? null : handlers[slot];
+    }
+
+    /**
+     * The slot of the earliest live event (the head of the calendar's first non-empty bucket or the
+     * heap's root, whichever is earlier), dropping stale entries in front; NONE when empty.
+     */
+    private int earliestSlot() {
         dropStaleTop();
-        return heapSize == 0 ? null : handlers[(int) ids[0] - 1];
+        int c = calendarEntries == 0 ? NONE : calendarHead();
+        if (heapSize == 0) {
+            return c;
+        }
+        if (c == NONE) {
+            return slotOf(keys[0]);
+        }
+        long cd = slotDeadlineNs[c];
+        long hd = deadlineNs[0];
+        return cd < hd || (cd == hd && slotKey[c] < keys[0]) ? c : slotOf(keys[0]);
+    }
+
+    /** The live head of the first non-empty bucket from the cursor on (stale heads dropped), or NONE. */
+    private int calendarHead() {
+        int start = (int) cursorNs & CALENDAR_MASK;
+        int word = start >>> 6;
+        long bits = occupied[word] & (-1L << start);
+        for (int scanned = 0; ; ) {
+            while (bits != 0) {
+                int b = (word << 6) | Long.numberOfTrailingZeros(bits);
+                int slot = bucketHead[b];
+                while (slot != NONE && handlers[slot] == null) {
+                    // Cancelled: drop it, reuse its slot.
+                    int next = nextInBucket[slot];
+                    freeSlots[freeCount++] = slot;
+                    calendarEntries--;
+                    calendarStale--;
+                    slot = next;
+                }
+                if (slot != NONE) {
+                    bucketHead[b] = slot;
+                    return slot;
+                }
+                bucketHead[b] = NONE;
+                occupied[word] &= ~(1L << b);
+                bits &= bits - 1;
+            }
+            if (++scanned > occupied.length || calendarEntries == 0) {
+                return NONE;
+            }
+            word = (word + 1) & (occupied.length - 1);
+            bits = occupied[word];
+        }
+    }
+
+    /** Takes the calendar's head {@code slot} (the earliest event) off its bucket. */
+    private void removeCalendarHead(int slot) {
+        int b = (int) slotDeadlineNs[slot] & CALENDAR_MASK;
+        int next = nextInBucket[slot];
+        bucketHead[b] = next;
+        if (next == NONE) {
+            occupied[b >>> 6] &= ~(1L << b);
+        }
+        calendarEntries--;
     }
 
     /**
@@ -118,17 +238,36 @@ public final class EventHeap {
      * @return the id of the event that ran, or {@link TimerService#NO_TIMER} when empty
      */
     public long fireEarliest(long nowNs) {
-        dropStaleTop();
-        if (heapSize == 0) {
+        int slot = earliestSlot();
+        if (slot == NONE) {
             return TimerService.NO_TIMER;
         }
-        long id = ids[0];
-        removeTop();
-        int slot = (int) id - 1;
+        long deadline;
+        if (inCalendar[slot]) {
+            deadline = slotDeadlineNs[slot];
+            removeCalendarHead(slot);
+        } else {
+            deadline = deadlineNs[0];
+            removeTop();
+        }
+        if (deadline > cursorNs) {
+            // Nothing live is due earlier now: the calendar's window starts here.
+            cursorNs = deadline;
+        }
+        long id = idOf(slot);
         TimerHandler handler = handlers[slot];
-        releaseSlot(slot);
+        kill(slot);
+        freeSlots[freeCount++] = slot;
         handler.onTimer(nowNs, id);
         return id;
+    }
+
+    private static int slotOf(long key) {
+        return (int) (key & SLOT_MASK);
+    }
+
+    private long idOf(int slot) {
+        return ((long) generation[slot] << 32) | (slot + 1L);
     }
 
     private int pendingSlot(long timerId) {
@@ -143,13 +282,13 @@ public final class EventHeap {
         return handlers[slot] != null && generation[slot] == (int) (timerId >>> 32) ? slot : -1;
     }
 
-    private boolean isStale(long id) {
-        int slot = (int) id - 1;
-        return generation[slot] != (int) (id >>> 32) || handlers[slot] == null;
+    private boolean isStale(long key) {
+        return handlers[slotOf(key)] == null;
     }
 
     private void dropStaleTop() {
-        while (stale > 0 && heapSize > 0 && isStale(ids[0])) {
+        while (stale > 0 && heapSize > 0 && isStale(keys[0])) {
+            freeSlots[freeCount++] = slotOf(keys[0]);
             removeTop();
             stale--;
         }
@@ -160,59 +299,94 @@ public final class EventHeap {
             return freeSlots[--freeCount];
         }
         if (slotsInUse == handlers.length) {
-            int capacity = handlers.length * 2;
+            if (slotsInUse == MAX_SLOTS) {
+                throw new IllegalStateException("more than " + MAX_SLOTS + " pending timers");
+            }
+            int capacity = Math.min(MAX_SLOTS, handlers.length * 2);
             handlers = Arrays.copyOf(handlers, capacity);
             generation = Arrays.copyOf(generation, capacity);
             freeSlots = Arrays.copyOf(freeSlots, capacity);
+            slotDeadlineNs = Arrays.copyOf(slotDeadlineNs, capacity);
+            slotKey = Arrays.copyOf(slotKey, capacity);
+            nextInBucket = Arrays.copyOf(nextInBucket, capacity);
+            inCalendar = Arrays.copyOf(inCalendar, capacity);
         }
         return slotsInUse++;
     }
 
-    private void releaseSlot(int slot) {
+    /** Ends the slot's id: no handler, a new generation. The caller frees the slot when its entry is gone. */
+    private void kill(int slot) {
         handlers[slot] = null;
         // Keep ids positive: the generation lives in the upper 31 bits.
         generation[slot] = (generation[slot] + 1) & 0x7FFF_FFFF;
-        freeSlots[freeCount++] = slot;
     }
 
     private void growHeap() {
         int capacity = deadlineNs.length * 2;
         deadlineNs = Arrays.copyOf(deadlineNs, capacity);
-        sequence = Arrays.copyOf(sequence, capacity);
-        ids = Arrays.copyOf(ids, capacity);
+        keys = Arrays.copyOf(keys, capacity);
     }
 
+    /**
+     * Removes the root: its hole moves down along the smaller children to a leaf (the comparisons
+     * among the children only), then the last entry fills the hole and moves up. The last entry is
+     * usually among the latest, so it rarely moves, and each level costs one comparison fewer than
+     * sifting it down from the root.
+     */
     private void removeTop() {
         int last = --heapSize;
-        if (last > 0) {
-            siftDown(0, deadlineNs[last], sequence[last], ids[last]);
+        if (last == 0) {
+            return;
         }
+        long[] dl = deadlineNs;
+        long[] ks = keys;
+        int hole = 0;
+        while (true) {
+            int first = (hole << 2) + 1;
+            if (first >= last) {
+                break;
+            }
+            int best = first;
+            long bd = dl[first];
+            long bk = ks[first];
+            int end = Math.min(first + 4, last);
+            for (int c = first + 1; c < end; c++) {
+                long cd = dl[c];
+                if (cd < bd || (cd == bd && ks[c] < bk)) {
+                    best = c;
+                    bd = cd;
+                    bk = ks[c];
+                }
+            }
+            dl[hole] = bd;
+            ks[hole] = bk;
+            hole = best;
+        }
+        siftUp(hole, dl[last], ks[last]);
     }
 
-    /** Places (d, s, id) at {@code position} or above it. */
-    private void siftUp(int position, long d, long s, long id) {
+    /** Places (d, k) at {@code position} or above it. */
+    private void siftUp(int position, long d, long k) {
         long[] dl = deadlineNs;
-        long[] sq = sequence;
+        long[] ks = keys;
         while (position > 0) {
             int parent = (position - 1) >>> 2;
             long pd = dl[parent];
-            if (pd < d || (pd == d && sq[parent] < s)) {
+            if (pd < d || (pd == d && ks[parent] < k)) {
                 break;
             }
             dl[position] = pd;
-            sq[position] = sq[parent];
-            ids[position] = ids[parent];
+            ks[position] = ks[parent];
             position = parent;
         }
         dl[position] = d;
-        sq[position] = s;
-        ids[position] = id;
+        ks[position] = k;
     }
 
-    /** Places (d, s, id) at {@code position} or below it, among the first {@code heapSize} entries. */
-    private void siftDown(int position, long d, long s, long id) {
+    /** Places (d, k) at {@code position} or below it, among the first {@code heapSize} entries. */
+    private void siftDown(int position, long d, long k) {
         long[] dl = deadlineNs;
-        long[] sq = sequence;
+        long[] ks = keys;
         int n = heapSize;
         while (true) {
             int first = (position << 2) + 1;
@@ -221,42 +395,43 @@ public final class EventHeap {
             }
             int best = first;
             long bd = dl[first];
+            long bk = ks[first];
             int end = Math.min(first + 4, n);
             for (int c = first + 1; c < end; c++) {
                 long cd = dl[c];
-                if (cd < bd || (cd == bd && sq[c] < sq[best])) {
+                if (cd < bd || (cd == bd && ks[c] < bk)) {
                     best = c;
                     bd = cd;
+                    bk = ks[c];
                 }
             }
-            if (d < bd || (d == bd && s < sq[best])) {
+            if (d < bd || (d == bd && k < bk)) {
                 break;
             }
             dl[position] = bd;
-            sq[position] = sq[best];
-            ids[position] = ids[best];
+            ks[position] = bk;
             position = best;
         }
         dl[position] = d;
-        sq[position] = s;
-        ids[position] = id;
+        ks[position] = k;
     }
 
-    /** Drops every stale entry and rebuilds the heap from the live ones. */
+    /** Drops every stale entry (freeing its slot) and rebuilds the heap from the live ones. */
     private void purge() {
         int n = 0;
         for (int i = 0; i < heapSize; i++) {
-            if (!isStale(ids[i])) {
+            if (isStale(keys[i])) {
+                freeSlots[freeCount++] = slotOf(keys[i]);
+            } else {
                 deadlineNs[n] = deadlineNs[i];
-                sequence[n] = sequence[i];
-                ids[n] = ids[i];
+                keys[n] = keys[i];
                 n++;
             }
         }
         heapSize = n;
         stale = 0;
         for (int i = (n - 2) >>> 2; n > 1 && i >= 0; i--) {
-            siftDown(i, deadlineNs[i], sequence[i], ids[i]);
+            siftDown(i, deadlineNs[i], keys[i]);
         }
     }
 }

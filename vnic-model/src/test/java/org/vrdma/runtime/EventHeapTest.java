@@ -108,18 +108,37 @@ class EventHeapTest {
 
     @Test
     void matchesAReferenceOrderThroughCancelsRebuildsAndReAdds() {
+        matchesReferenceOrder(7, 0, 1000, 0);
+    }
+
+    @Test
+    void matchesAReferenceOrderWithEventsNearFarAndInThePast() {
+        // Deadlines up to 4x the calendar's window ahead, one in eight before the last one run: events
+        // wait in both the calendar and the heap, and the earlier head must always run first.
+        matchesReferenceOrder(11, 0, 4L * EventHeap.CALENDAR_NS, 8);
+        // Ties: few distinct deadlines, so buckets hold many events in the order they were added.
+        matchesReferenceOrder(13, 0, 3, 0);
+        // Ties across the two: deadlines at the window's edge wait in the heap, and once time moves
+        // on, later events with the same deadlines wait in the calendar; the heap's run first.
+        matchesReferenceOrder(17, EventHeap.CALENDAR_NS - 2, 4, 0);
+    }
+
+    private void matchesReferenceOrder(long seed, long offsetNs, long spreadNs, int pastOneIn) {
         EventHeap queue = new EventHeap();
         java.util.TreeMap<long[], Long> reference =
                 new java.util.TreeMap<>((x, y) -> x[0] != y[0] ? Long.compare(x[0], y[0]) : Long.compare(x[1], y[1]));
         java.util.Map<Long, long[]> keyOf = new java.util.HashMap<>();
         List<Long> pending = new ArrayList<>();
-        SplittableRandom random = new SplittableRandom(7);
+        SplittableRandom random = new SplittableRandom(seed);
         long seq = 0;
         long now = 0;
         for (int step = 0; step < 200_000; step++) {
             int op = random.nextInt(10);
             if (op < 5) {
-                long[] key = {now + random.nextLong(1000), seq++};
+                long deadline = pastOneIn > 0 && random.nextInt(pastOneIn) == 0
+                        ? now - random.nextLong(spreadNs)
+                        : now + offsetNs + random.nextLong(spreadNs);
+                long[] key = {deadline, seq++};
                 long id = queue.add(key[0], record);
                 reference.put(key, id);
                 keyOf.put(id, key);

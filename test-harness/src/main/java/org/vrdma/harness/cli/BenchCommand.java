@@ -237,7 +237,7 @@ final class BenchCommand implements Callable<Integer> {
                 bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
         out.flush();
         if (!noPerftest) {
-            NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps());
+            NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps(), cpuPerWriteUs);
         }
         return rdmaBw.intact() ? 0 : 1;
     }

@@ -56,6 +56,14 @@ final class DemoCommand implements Callable<Integer> {
             description = "Run in virtual time over modelled 100 Gbit/s links instead of real UDP.")
     boolean virtual;
 
+    @Option(
+            names = "--busy-poll-us",
+            defaultValue = "100",
+            description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
+                    + " sleeps, as RDMA applications poll their CQs; a loop that loses its core while polling sleeps"
+                    + " instead for a while (0: sleep at once); default ${DEFAULT-VALUE}.")
+    long busyPollUs;
+
     @Option(names = "--quick", description = "Fewer sizes and iterations (a smoke run).")
     boolean quick;
 
@@ -78,6 +86,9 @@ final class DemoCommand implements Callable<Integer> {
         if (!(loss >= 0 && loss < 1)) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--loss must be in [0, 1)");
         }
+        if (busyPollUs < 0 || busyPollUs > 1_000_000) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
+        }
         // Over real sockets the RTT includes two event loops and the kernel: see RealTimeProfile.
         TransportConfig config = virtual ? TransportConfig.defaults() : RealTimeProfile.transport();
         try (TwoHostLab lab = virtual
@@ -87,7 +98,7 @@ final class DemoCommand implements Callable<Integer> {
                         config,
                         PooledByteBufAllocator.DEFAULT,
                         BUFFER_BYTES)
-                : new RealTimeTwoHostLab(config, BUFFER_BYTES)) {
+                : new RealTimeTwoHostLab(config, BUFFER_BYTES, busyPollUs * 1000)) {
             out.println("vrdma demo: " + lab.describe());
             out.println("RC queue pairs, MTU 4096, recovery " + mode + ", tx depth 64");
             out.flush();

@@ -238,6 +238,14 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     int connectTimeoutS;
 
     @Option(
+            names = "--busy-poll-us",
+            defaultValue = "100",
+            description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
+                    + " sleeps, as RDMA applications poll their CQs; a loop that loses its core while polling sleeps"
+                    + " instead for a while (0: sleep at once); default ${DEFAULT-VALUE}.")
+    long busyPollUs;
+
+    @Option(
             names = "--test-timeout",
             defaultValue = "600",
             description = "Seconds one test may take before it fails (default ${DEFAULT-VALUE}).")
@@ -248,6 +256,9 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Request request = verbsSocket != null ? validateVerbsHost() : validate();
+        if (busyPollUs < 0 || busyPollUs > 1_000_000) {
+            throw new ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
+        }
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
         // Real sockets: the RTT includes two event loops and the kernel (see RealTimeProfile).
         TransportConfig transport = RealTimeProfile.transport();
@@ -259,16 +270,18 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         }
         RealTimeHost host;
         try {
-            host = new RealTimeHost(new RealTimeHost.Spec(
-                    verbsSocket != null ? "vrdma0" : server ? "server" : "client",
-                    underlay,
-                    eniIp,
-                    mac,
-                    vni,
-                    peerEniIp,
-                    peerUnderlay,
-                    transport,
-                    verbsSocket != null ? 4096 : (int) parseBytes("--buffer", buffer)));
+            host = new RealTimeHost(
+                    new RealTimeHost.Spec(
+                            verbsSocket != null ? "vrdma0" : server ? "server" : "client",
+                            underlay,
+                            eniIp,
+                            mac,
+                            vni,
+                            peerEniIp,
+                            peerUnderlay,
+                            transport,
+                            verbsSocket != null ? 4096 : (int) parseBytes("--buffer", buffer)),
+                    busyPollUs * 1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return START_FAILED;

@@ -58,6 +58,13 @@ final class LabBenchCommand implements Callable<Integer> {
     long seed;
 
     @Option(
+            names = "--payload",
+            defaultValue = "length",
+            description =
+                    "Packets carry their payload's bytes (bytes) or only its length (length, default: no copies, no ICRC; same results).")
+    String payload;
+
+    @Option(
             names = "--warmup-us",
             defaultValue = "1000",
             description = "Lab time of a warm-up run first (default ${DEFAULT-VALUE}; 0: none).")
@@ -68,8 +75,8 @@ final class LabBenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         out.printf(
-                "vrdma lab bench: virtual time, HPCC fat tree (320 hosts, 100G hosts, 400G fabric), WebSearch %.0f%%, %s, seed %d%n",
-                load * 100, cc, seed);
+                "vrdma lab bench: virtual time, HPCC fat tree (320 hosts, 100G hosts, 400G fabric), WebSearch %.0f%%, %s, seed %d, payload %s%n",
+                load * 100, cc, seed, payload);
         out.printf(
                 Locale.ROOT,
                 "machine: %d cores; %s %s; GC %s; one thread; load average %s%n",
@@ -81,15 +88,15 @@ final class LabBenchCommand implements Callable<Integer> {
         out.flush();
         double baseline = baselinePerSecond(threads, out);
         if (warmupUs > 0) {
-            try (LabRun run =
-                    LabBackends.get("virtual").start(ReadyLabs.hpccFatTree(cc, load, warmupUs, 0, seed + 1))) {
+            try (LabRun run = LabBackends.get("virtual")
+                    .start(withPayload(ReadyLabs.hpccFatTree(cc, load, warmupUs, 0, seed + 1)))) {
                 run.run((d, t, f, s) -> {});
             }
         }
         for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
             p.resetPeakUsage();
         }
-        Lab lab = ReadyLabs.hpccFatTree(cc, load, durationUs, 0, seed);
+        Lab lab = withPayload(ReadyLabs.hpccFatTree(cc, load, durationUs, 0, seed));
         long tid = Thread.currentThread().threadId();
         long build0 = System.nanoTime();
         long alloc0 = threads.getThreadAllocatedBytes(tid);
@@ -167,6 +174,10 @@ final class LabBenchCommand implements Callable<Integer> {
                 (double) allocRun / Math.max(1, c.flowsStarted()));
         out.flush();
         return 0;
+    }
+
+    private Lab withPayload(Lab lab) {
+        return lab.withTransport(lab.transport().withPayload(payload));
     }
 
     /** Netty's pooled direct memory plus the JVM's direct buffers (the lab's frames). */

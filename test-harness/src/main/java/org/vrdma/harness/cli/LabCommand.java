@@ -1,6 +1,7 @@
 package org.vrdma.harness.cli;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -11,6 +12,7 @@ import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabLoader;
 import org.vrdma.harness.lab.SweepSpec;
 import org.vrdma.harness.lab.TopologyGenerator;
+import org.vrdma.harness.lab.report.CcFigures;
 import org.vrdma.harness.lab.report.LabRunner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,7 +25,12 @@ import picocli.CommandLine.Spec;
         name = "lab",
         description =
                 "Run lab files (hosts, VPCs, topology, CC, workloads) on a backend and write results, plots and a report.",
-        subcommands = {LabCommand.Run.class, LabCommand.Validate.class, LabCommand.Backends.class, LabBenchCommand.class
+        subcommands = {
+            LabCommand.Run.class,
+            LabCommand.Validate.class,
+            LabCommand.Backends.class,
+            LabCommand.Figures.class,
+            LabBenchCommand.class
         })
 final class LabCommand implements Callable<Integer> {
     @Spec
@@ -102,6 +109,63 @@ final class LabCommand implements Callable<Integer> {
                 return 0;
             } catch (LabException e) {
                 err.println("vrdma lab run: " + e.getMessage());
+                return 2;
+            }
+        }
+    }
+
+    @Command(
+            name = "figures",
+            description = "Regenerate the congestion-control tables and plots of the READMEs from real runs: the"
+                    + " ready-made labs cc-comparison-star16, incast-32to1, fairness-convergence and loss-sweep"
+                    + " (virtual time) and cc-compare. Run from the repository root.")
+    static final class Figures implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(
+                names = "--root",
+                defaultValue = ".",
+                description = "Repository root: labs from test-harness/labs, plots to docs/img, READMEs rewritten"
+                        + " (default: the current directory).")
+        Path root;
+
+        @Option(
+                names = "--out",
+                defaultValue = "lab-results/figures",
+                description = "Every lab's results, CSV, plots and report.html, and the tables as Markdown"
+                        + " (default ${DEFAULT-VALUE}).")
+        Path out;
+
+        @Option(names = "--no-readmes", description = "Write the tables to --out only; leave the READMEs alone.")
+        boolean noReadmes;
+
+        @Option(names = "--no-progress", description = "No progress bar.")
+        boolean noProgress;
+
+        @Override
+        public Integer call() {
+            try {
+                if (!Files.isDirectory(root.resolve("test-harness/labs"))) {
+                    spec.commandLine()
+                            .getErr()
+                            .println("vrdma lab figures: " + root.toAbsolutePath()
+                                    + " is not the repository root (no test-harness/labs); use --root");
+                    return 2;
+                }
+                PrintStream console = new PrintStream(new Forward(spec), true);
+                CcFigures figures = new CcFigures(root, out, LabBackends.get("virtual"), console, !noProgress);
+                Map<String, String> sections = figures.run();
+                console.println(
+                        "wrote " + sections.size() + " tables to " + out + " and plots to " + root.resolve("docs/img"));
+                if (!noReadmes) {
+                    for (Path p : figures.updateReadmes(sections)) {
+                        console.println("updated " + p);
+                    }
+                }
+                return 0;
+            } catch (LabException e) {
+                spec.commandLine().getErr().println("vrdma lab figures: " + e.getMessage());
                 return 2;
             }
         }

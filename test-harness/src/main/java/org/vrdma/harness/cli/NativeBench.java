@@ -9,7 +9,17 @@ import org.vrdma.harness.perf.TcpBaseline;
 final class NativeBench {
     private NativeBench() {}
 
-    static void print(PrintWriter out, int sizeBytes, long durationNs, double javaGbps, double tcpGbps) {
+    /**
+     * @param javaLoopUsPerWrite the Java path's event-loop CPU per WRITE in the same run: on a shared
+     *     machine the bandwidths swing with the CPU each run gets, the CPU per WRITE much less
+     */
+    static void print(
+            PrintWriter out,
+            int sizeBytes,
+            long durationNs,
+            double javaGbps,
+            double tcpGbps,
+            double javaLoopUsPerWrite) {
         out.println();
         StringBuilder why = new StringBuilder();
         Path lib = NativePerftestBench.nativeLibrary(why);
@@ -64,6 +74,24 @@ final class NativeBench {
                 r.writeCpu().vnicProcessUs(),
                 r.writeCpu().perftestUs(),
                 r.writeCpu().doorbellsPerWrite());
+        double loopUs = r.writeCpu().loopsUs();
+        out.printf(
+                "ib_write_bw event-loop CPU per WRITE against the Java path's: %.1f us against %.1f us (%.2fx)%n",
+                loopUs, javaLoopUsPerWrite, javaLoopUsPerWrite > 0 ? loopUs / javaLoopUsPerWrite : 0);
+        double[] u = r.writeCpu().underlay();
+        out.printf(
+                "ib_write_bw underlay (both hosts) per WRITE: %.1f datagrams (%.1f ACKs), %.2f GSO sends, %.2f flushes,"
+                        + " %.2f read bursts, %.2f recvmmsg calls; %d packets retransmitted after %d timeouts;"
+                        + " %.1f B of heap allocated by the event loops%n",
+                u[0],
+                r.writeCpu().acksPerWrite(),
+                u[1],
+                u[2],
+                u[4],
+                u[5],
+                r.writeCpu().retransmitted(),
+                r.writeCpu().timeouts(),
+                r.writeCpu().loopAllocatedBytes());
         out.printf(
                 "ib_write_bw registered memory: %d regions zero-copy, %d through process_vm_readv/writev"
                         + " (%d memfds refused), %d process_vm calls%n",

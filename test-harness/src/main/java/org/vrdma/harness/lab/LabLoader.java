@@ -63,7 +63,12 @@ public final class LabLoader {
         } catch (JsonMappingException e) {
             throw new LabException(path(e), message(e), e);
         } catch (JsonProcessingException e) {
-            throw new LabException("", "not valid " + (yaml ? "YAML" : "JSON") + ": " + e.getOriginalMessage(), e);
+            com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+            String where = at == null || at.getLineNr() < 1
+                    ? ""
+                    : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
+            throw new LabException(
+                    "", "not valid " + (yaml ? "YAML" : "JSON") + where + ": " + e.getOriginalMessage(), e);
         }
         if (lab == null) {
             throw new LabException("", "the lab file is empty");

@@ -240,6 +240,14 @@ public final class LabValidator {
         positive("transport.minRtoUs", t.minRtoUs());
         range("transport.messageBytes", t.messageBytes(), 1, 1 << 30);
         range("transport.sendQueueDepth", t.sendQueueDepth(), 1, 4096);
+        if (t.payload() != null
+                && !t.payload().equals(TransportSpec.PAYLOAD_BYTES)
+                && !t.payload().equals(TransportSpec.PAYLOAD_LENGTH)) {
+            throw new LabException(
+                    "transport.payload",
+                    "must be bytes (payload bytes carried) or length (virtual time: payload lengths only): "
+                            + t.payload());
+        }
     }
 
     static void cc(String p, CcSpec cc) {
@@ -282,6 +290,12 @@ public final class LabValidator {
                     range(p + ".qps", t.qps(), 1, 1024);
                 }
                 nonNegative(p + ".startUs", t.startUs());
+                if (Boolean.TRUE.equals(t.verify())
+                        && lab.transport() != null
+                        && lab.transport().lengthOnly()) {
+                    throw new LabException(
+                            p + ".verify", "needs the payload's bytes: transport.payload must be bytes, not length");
+                }
             }
             case WorkloadSpec.Incast t -> {
                 hostRef(p + ".receiver", t.receiver(), hosts);

@@ -46,7 +46,8 @@ public record SweepSpec(List<CcSpec> cc, List<Double> load, List<String> recover
                             l.transport().ackCoalescePackets(),
                             l.transport().minRtoUs(),
                             l.transport().messageBytes(),
-                            l.transport().sendQueueDepth())),
+                            l.transport().sendQueueDepth(),
+                            l.transport().payload())),
                     v -> "recovery=" + v);
         }
         if (s.loss != null && !s.loss.isEmpty()) {

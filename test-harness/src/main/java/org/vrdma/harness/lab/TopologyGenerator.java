@@ -20,7 +20,88 @@ public final class TopologyGenerator {
         LabValidator.validate(l);
         TopologyGenerator g = new TopologyGenerator();
         g.build(l.topology());
-        return new LabNetwork(List.copyOf(g.nodes), List.copyOf(g.links), enis(l, g.hostCount()));
+        LabNetwork network = new LabNetwork(List.copyOf(g.nodes), List.copyOf(g.links), enis(l, g.hostCount()));
+        sameVpc(l, network);
+        return network;
+    }
+
+    /**
+     * Every flow a workload can make joins two ENIs of one VPC: the vSwitches isolate VPCs, so a
+     * flow across two would never complete (it would only retransmit until the run ends).
+     */
+    private static void sameVpc(Lab lab, LabNetwork network) {
+        List<WorkloadSpec> ws = lab.workloads();
+        for (int i = 0; i < ws.size(); i++) {
+            String p = "workloads[" + i + "]";
+            switch (ws.get(i)) {
+                case WorkloadSpec.Perftest t -> pair(network, t.client(), p + ".client", t.server(), p + ".server");
+                case WorkloadSpec.Incast t -> {
+                    if (t.senders() != null) {
+                        for (int s = 0; s < t.senders().size(); s++) {
+                            pair(
+                                    network,
+                                    t.receiver(),
+                                    p + ".receiver",
+                                    t.senders().get(s),
+                                    p + ".senders[" + s + "]");
+                        }
+                    } else {
+                        List<String> senders = new ArrayList<>();
+                        String receiverHost =
+                                network.eni(t.receiver(), p + ".receiver").host();
+                        for (int h = 0;
+                                senders.size() < t.senderCount()
+                                        && h < network.hosts().size();
+                                h++) {
+                            if (!network.hosts().get(h).name().equals(receiverHost)) {
+                                senders.add(network.hosts().get(h).name());
+                            }
+                        }
+                        for (String s : senders) {
+                            pair(network, t.receiver(), p + ".receiver", s, p + ".senderCount");
+                        }
+                    }
+                }
+                case WorkloadSpec.AllToAll t -> oneVpc(network, t.hosts(), p + ".hosts");
+                case WorkloadSpec.Poisson t -> oneVpc(network, t.hosts(), p + ".hosts");
+                case WorkloadSpec.Flows t -> {
+                    for (int f = 0; f < t.flows().size(); f++) {
+                        WorkloadSpec.Flow flow = t.flows().get(f);
+                        String fp = p + ".flows[" + f + "]";
+                        pair(network, flow.src(), fp + ".src", flow.dst(), fp + ".dst");
+                    }
+                }
+            }
+        }
+    }
+
+    /** ENIs {@code a} and {@code b} are in one VPC; the error names {@code b}'s field. */
+    private static void pair(LabNetwork network, String a, String aPath, String b, String bPath) {
+        LabNetwork.LabEni x = network.eni(a, aPath);
+        LabNetwork.LabEni y = network.eni(b, bPath);
+        if (!x.vpc().equals(y.vpc())) {
+            throw new LabException(
+                    bPath,
+                    y.id() + " is in VPC " + y.vpc() + ", " + x.id() + " in VPC " + x.vpc()
+                            + ": ENIs reach only ENIs of their own VPC");
+        }
+    }
+
+    private static void oneVpc(LabNetwork network, List<String> hosts, String path) {
+        List<String> refs = hosts != null
+                ? hosts
+                : network.hosts().stream().map(LabNetwork.LabHost::name).toList();
+        for (int h = 1; h < refs.size(); h++) {
+            LabNetwork.LabEni first = network.eni(refs.getFirst(), path);
+            LabNetwork.LabEni e = network.eni(refs.get(h), path);
+            if (!first.vpc().equals(e.vpc())) {
+                throw new LabException(
+                        path,
+                        "flows would join " + first.id() + " (VPC " + first.vpc() + ") and " + e.id() + " (VPC "
+                                + e.vpc() + "), but ENIs reach only ENIs of their own VPC; list the hosts of one VPC"
+                                + (hosts == null ? " in hosts" : ""));
+            }
+        }
     }
 
     /** Number of hosts the topology makes. */

@@ -13,6 +13,11 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param minRtoUs floor of the retransmission timeout
  * @param messageBytes largest RDMA WRITE a flow is cut into (flows are sent as several WRITEs)
  * @param sendQueueDepth outstanding work requests per QP
+ * @param payload {@code bytes} (default): packets carry their payload's bytes, copied out of and into
+ *     memory, with an ICRC over them, so transfers are byte-exact; {@code length}: in virtual time,
+ *     packets carry only their payload's length (memory regions keep no bytes, frames no ICRC), for
+ *     labs that measure the network (FCTs, queues, counters) and check no data; timing, sizes and
+ *     every counter are those of {@code bytes}. Other backends always carry bytes.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record TransportSpec(
@@ -22,8 +27,23 @@ public record TransportSpec(
         Integer ackCoalescePackets,
         Long minRtoUs,
         Integer messageBytes,
-        Integer sendQueueDepth) {
-    public static final TransportSpec DEFAULT = new TransportSpec("sr", 4096, 0L, 4, 100L, 65536, 64);
+        Integer sendQueueDepth,
+        String payload) {
+    public static final String PAYLOAD_BYTES = "bytes";
+    public static final String PAYLOAD_LENGTH = "length";
+
+    public static final TransportSpec DEFAULT = new TransportSpec("sr", 4096, 0L, 4, 100L, 65536, 64, null);
+
+    /** A copy with {@code payload} set. */
+    public TransportSpec withPayload(String payload) {
+        return new TransportSpec(
+                recovery, mtuBytes, windowBytes, ackCoalescePackets, minRtoUs, messageBytes, sendQueueDepth, payload);
+    }
+
+    /** Whether packets carry only their payload's length (see {@code payload}). */
+    public boolean lengthOnly() {
+        return PAYLOAD_LENGTH.equals(payload);
+    }
 
     public TransportSpec withDefaults() {
         return new TransportSpec(
@@ -33,6 +53,8 @@ public record TransportSpec(
                 ackCoalescePackets != null ? ackCoalescePackets : DEFAULT.ackCoalescePackets,
                 minRtoUs != null ? minRtoUs : DEFAULT.minRtoUs,
                 messageBytes != null ? messageBytes : DEFAULT.messageBytes,
-                sendQueueDepth != null ? sendQueueDepth : DEFAULT.sendQueueDepth);
+                sendQueueDepth != null ? sendQueueDepth : DEFAULT.sendQueueDepth,
+                // Left out when not given, so labs that carry bytes read as before.
+                payload);
     }
 }

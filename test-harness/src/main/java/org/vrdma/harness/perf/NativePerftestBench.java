@@ -18,6 +18,7 @@ import java.util.regex.Pattern;
 import org.vrdma.shim.MemoryStats;
 import org.vrdma.shim.VnicControlServer;
 import org.vrdma.vnic.transport.TransportConfig;
+import org.vrdma.vnic.transport.TransportCounters;
 
 /**
  * Debian's unmodified {@code ib_write_bw} and {@code ib_send_lat} over the emulator, as a benchmark:
@@ -45,8 +46,23 @@ public final class NativePerftestBench implements AutoCloseable {
      * @param vnicProcessUs this whole process: the loops plus control connections and doorbells
      * @param perftestUs the two perftest processes (their posting and busy polling)
      * @param doorbellsPerWrite doorbells the applications rang (each a system call and a wake-up)
+     * @param underlay both hosts' underlay per WRITE: datagrams sent, GSO sends, flushes, datagrams
+     *     received, read bursts, {@code recvmmsg} calls (as {@code RealTimeHost.underlayCounters})
+     * @param acksPerWrite ACKs both transports sent per WRITE
+     * @param retransmitted packets both transports sent again over the run
+     * @param timeouts retransmission timeouts of both transports over the run
+     * @param loopAllocatedBytes heap bytes both event loops allocated per WRITE
      */
-    public record WriteCpu(double loopsUs, double vnicProcessUs, double perftestUs, double doorbellsPerWrite) {}
+    public record WriteCpu(
+            double loopsUs,
+            double vnicProcessUs,
+            double perftestUs,
+            double doorbellsPerWrite,
+            double[] underlay,
+            double acksPerWrite,
+            long retransmitted,
+            long timeouts,
+            double loopAllocatedBytes) {}
 
     private final Path nativeDir;
     private final Path dir;
@@ -60,8 +76,9 @@ public final class NativePerftestBench implements AutoCloseable {
         this.dir = Files.createTempDirectory("vrdma-bench-native");
         int portA = freeUdpPort();
         int portB = freeUdpPort();
-        // As ./vrdma host --verbs-socket: RTO from 50 ms down to a 4 ms floor (see guest-driver-shim).
-        TransportConfig transport = TransportConfig.defaults().withRto(4_000_000, 50_000_000);
+        // As ./vrdma host --verbs-socket: the real-time profile the Java path runs too (window, ACK
+        // coalescing), with its RTO from 50 ms down to a 4 ms floor (see guest-driver-shim).
+        TransportConfig transport = RealTimeProfile.transport().withRto(4_000_000, 50_000_000);
         hostA = new RealTimeHost(new RealTimeHost.Spec(
                 "vrdma0",
                 "127.0.0.1:" + portA,
@@ -160,21 +177,40 @@ public final class NativePerftestBench implements AutoCloseable {
                         "" + sizeBytes,
                         "-n",
                         "" + Math.max(200, writes / 2),
-                        "--report_gbits"),
+                        "--report_gbits",
+                        "-N"),
                 300);
         MemoryStats memory0 = memoryStats();
         long loops0 = loopCpuNs();
+        long alloc0 = loopAllocatedBytes();
         long process0 = processCpuNs();
         long children0 = childrenCpuNs();
         long doorbells0 = serverA.doorbells() + serverB.doorbells();
+        long[] u0 = underlayCounters();
+        TransportCounters t0 = transportCounters();
+        // -N: no peak bandwidth. Up to 20,000 iterations perftest computes it after the run with a
+        // loop over pairs of iterations, about 0.5 s of CPU at 20,000 that the perftest CPU per
+        // WRITE would otherwise count; the bench reports the average.
         String write = pair(
-                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits"), 300);
+                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits", "-N"),
+                300);
         double n = writes;
+        long[] u1 = underlayCounters();
+        TransportCounters t1 = transportCounters();
+        double[] underlay = new double[u0.length];
+        for (int i = 0; i < u0.length; i++) {
+            underlay[i] = (u1[i] - u0[i]) / n;
+        }
         WriteCpu cpu = new WriteCpu(
                 (loopCpuNs() - loops0) / n / 1e3,
                 (processCpuNs() - process0) / n / 1e3,
                 (childrenCpuNs() - children0) / n / 1e3,
-                (serverA.doorbells() + serverB.doorbells() - doorbells0) / n);
+                (serverA.doorbells() + serverB.doorbells() - doorbells0) / n,
+                underlay,
+                (t1.txAcks - t0.txAcks) / n,
+                t1.retransmittedPackets - t0.retransmittedPackets,
+                t1.timeouts - t0.timeouts,
+                (loopAllocatedBytes() - alloc0) / n);
         MemoryStats memory1 = memoryStats();
         MemoryStats memory = new MemoryStats(
                 memory1.zeroCopyRegions() - memory0.zeroCopyRegions(),
@@ -206,6 +242,34 @@ public final class NativePerftestBench implements AutoCloseable {
                 a.refusedMemfds() + b.refusedMemfds(),
                 a.copyCalls() + b.copyCalls(),
                 a.copyBytes() + b.copyBytes());
+    }
+
+    /** Both hosts' underlay counters added up. */
+    private long[] underlayCounters() {
+        long[] a = hostA.underlayCounters();
+        long[] b = hostB.underlayCounters();
+        for (int i = 0; i < a.length; i++) {
+            a[i] += b[i];
+        }
+        return a;
+    }
+
+    /** Both hosts' transport counters added up. */
+    private TransportCounters transportCounters() {
+        TransportCounters c = hostA.transportCounters();
+        TransportCounters b = hostB.transportCounters();
+        c.txAcks += b.txAcks;
+        c.retransmittedPackets += b.retransmittedPackets;
+        c.timeouts += b.timeouts;
+        return c;
+    }
+
+    /** Heap bytes both hosts' event-loop threads allocated, 0 where unsupported. */
+    private long loopAllocatedBytes() {
+        Supplier<Long> own = () -> ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean t
+                ? Math.max(0, t.getCurrentThreadAllocatedBytes())
+                : 0L;
+        return hostA.call(own) + hostB.call(own);
     }
 
     /** CPU time of both hosts' event-loop threads. */

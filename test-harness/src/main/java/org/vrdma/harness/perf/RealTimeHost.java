@@ -65,6 +65,15 @@ public final class RealTimeHost implements AutoCloseable {
 
     /** Binds the underlay socket and attaches the vNIC; throws if the address cannot be bound. */
     public RealTimeHost(Spec spec) throws InterruptedException {
+        this(spec, 0);
+    }
+
+    /**
+     * As {@link #RealTimeHost(Spec)}, with an event loop that polls for {@code spinNs} after its last
+     * event before it sleeps (0: it sleeps at once); see {@link NettyRuntime#newEventLoopGroup(int,
+     * String, long)}.
+     */
+    public RealTimeHost(Spec spec, long spinNs) throws InterruptedException {
         long underlay = UnderlayAddress.parse(spec.underlay());
         long peerUnderlay = UnderlayAddress.parse(spec.peerUnderlay());
         this.eniIpv4 = UnderlayAddress.parseIpv4(spec.eniIpv4());
@@ -73,7 +82,7 @@ public final class RealTimeHost implements AutoCloseable {
         this.peerUnderlay = peerUnderlay;
         this.eniMac = spec.eniMac();
         runtime = NettyRuntime.best();
-        group = runtime.newEventLoopGroup(1, "vrdma-" + spec.name());
+        group = runtime.newEventLoopGroup(1, "vrdma-" + spec.name(), spinNs);
         VSwitchHost h;
         try {
             h = VSwitchHost.start(
@@ -259,6 +268,19 @@ public final class RealTimeHost implements AutoCloseable {
             return null;
         });
         return c;
+    }
+
+    /**
+     * The underlay's counters: datagrams sent, GSO sends, flushes, datagrams received, read bursts,
+     * {@code recvmmsg} calls.
+     */
+    public long[] underlayCounters() {
+        return call(() -> {
+            var u = host.underlay();
+            return new long[] {
+                u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts(), u.receiveCalls()
+            };
+        });
     }
 
     /** Frames this host's uplink dropped by injected faults. */

@@ -52,6 +52,9 @@ class RealTimeLabRunTest {
         assertThat(p.get(1).verifiedBytes()).isEqualTo(200L * 65536);
         assertThat(p.get(2).latencyP50Us()).isPositive();
         assertThat(p.get(2).latencyP99Us()).isGreaterThanOrEqualTo(p.get(2).latencyP50Us());
+        // The lab asks to verify the SEND ping-pong too, which the real-time path does not check.
+        assertThat(p.get(2).verifiedBytes()).isZero();
+        assertThat(results.notes()).anyMatch(n -> n.startsWith("sendLat payloads are not checked"));
         assertThat(results.counters().bytesDelivered()).isEqualTo(200L * 65536 + 200L * 65536 + 1000L * 64);
         assertThat(LabProcesses.withLabPrefix(id)).isEmpty();
         assertThat(new EmbeddedBackend().leftovers(id)).isEmpty();

@@ -56,6 +56,15 @@ class BenchCommandTest {
                 .containsPattern("ib_write_bw CPU per 8192 B WRITE \\(user\\+system\\): [0-9.]+ us both hosts' event"
                         + " loops, [0-9.]+ us the whole vNIC process, [0-9.]+ us the two perftest processes;"
                         + " [0-9.]+ doorbells per WRITE");
+        assertThat(text)
+                .containsPattern("ib_write_bw event-loop CPU per WRITE against the Java path's: [0-9.]+ us against"
+                        + " [0-9.]+ us \\([0-9.]+x\\)");
+        // The same underlay and ACK counters as the Java path's, per perftest WRITE.
+        assertThat(text)
+                .containsPattern(
+                        "ib_write_bw underlay \\(both hosts\\) per WRITE: [0-9.]+ datagrams \\([0-9.]+ ACKs\\),"
+                                + " [0-9.]+ GSO sends, [0-9.]+ flushes, [0-9.]+ read bursts, [0-9.]+ recvmmsg calls; \\d+ packets"
+                                + " retransmitted after \\d+ timeouts; [0-9.]+ B of heap allocated by the event loops");
         // Both perftest processes' buffers are zero-copy: the vNICs made no process_vm call.
         assertThat(text)
                 .contains("ib_write_bw registered memory: 2 regions zero-copy, 0 through"

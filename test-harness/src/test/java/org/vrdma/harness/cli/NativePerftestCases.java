@@ -105,6 +105,29 @@ abstract class NativePerftestCases {
     }
 
     @Test
+    void ibWriteBwOverUcReportsBandwidth() throws Exception {
+        // UC: no ACKs and no retransmission; the sender's completions come as its packets leave.
+        String out = bandwidth("ib_write_bw", 65536, ITERATIONS, "-c", "UC");
+        assertThat(out).contains("Connection type : UC");
+    }
+
+    @Test
+    void ibSendBwOverUcReportsBandwidth() throws Exception {
+        String out = bandwidth("ib_send_bw", 16384, ITERATIONS, "-c", "UC");
+        assertThat(out).contains("Connection type : UC");
+    }
+
+    @Test
+    void ibWriteLatOverUcReportsLatency() throws Exception {
+        assertThat(latency("ib_write_lat", 2, ITERATIONS, "-c", "UC")).contains("Connection type : UC");
+    }
+
+    @Test
+    void ibSendLatOverUcReportsLatency() throws Exception {
+        assertThat(latency("ib_send_lat", 2, ITERATIONS, "-c", "UC")).contains("Connection type : UC");
+    }
+
+    @Test
     void ibWriteBwReportsBandwidth() throws Exception {
         bandwidth("ib_write_bw", 65536, ITERATIONS);
     }

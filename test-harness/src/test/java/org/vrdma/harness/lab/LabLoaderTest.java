@@ -110,6 +110,8 @@ class LabLoaderTest {
                 "must be sr or gbn");
         assertError("{\"name\":\"m\"}", "topology", "is required");
         assertError("{\"name\":\"m\",", "", "not valid JSON");
+        assertError(
+                "{\"name\":\"m\",\n \"topology\": {\"type\":\"star\"},, }", "", "not valid JSON at line 2, column 30");
     }
 
     @Test

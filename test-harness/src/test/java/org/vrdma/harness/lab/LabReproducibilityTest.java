@@ -1,6 +1,7 @@
 package org.vrdma.harness.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.util.ResourceLeakDetector;
 import java.nio.file.Files;
@@ -83,6 +84,38 @@ class LabReproducibilityTest {
         }
         // Another seed: other arrivals, other results.
         assertThat(run(lab.withSeed(12))).isNotEqualTo(first);
+    }
+
+    @Test
+    void payloadLengthsOnlyGiveTheSameResultsAsBytes() throws Exception {
+        Lab bytes = LabLoader.parse(STAR, false);
+        Lab lengths = bytes.withTransport(bytes.transport().withPayload(TransportSpec.PAYLOAD_LENGTH));
+        var withBytes = (com.fasterxml.jackson.databind.node.ObjectNode)
+                LabLoader.json().readTree(run(bytes));
+        var withLengths = (com.fasterxml.jackson.databind.node.ObjectNode)
+                LabLoader.json().readTree(run(lengths));
+        assertThat(withLengths.get("lab").get("transport").get("payload").asText())
+                .isEqualTo("length");
+        withBytes.remove("lab");
+        withLengths.remove("lab");
+        // Same flows, FCTs, counters (link transmissions, CNPs, marks) and time series.
+        assertThat(withLengths).isEqualTo(withBytes);
+        assertThat(withLengths.get("counters").get("flowsFinished").asLong()).isPositive();
+    }
+
+    @Test
+    void payloadLengthsOnlyCannotBeVerified() {
+        String json = """
+                {"name": "pair", "topology": {"type": "pair"}, "transport": {"payload": "length"},
+                 "workloads": [{"type": "perftest", "test": "writeBw", "client": "h0", "server": "h1",
+                                "verify": true}]}
+                """;
+        assertThatThrownBy(() -> LabLoader.parse(json, false))
+                .isInstanceOf(LabException.class)
+                .hasMessageContaining("verify");
+        assertThatThrownBy(() -> LabLoader.parse(json.replace("\"length\"", "\"none\""), false))
+                .isInstanceOf(LabException.class)
+                .hasMessageContaining("transport.payload");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package org.vrdma.harness.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashSet;
 import java.util.List;
@@ -62,5 +63,40 @@ class TopologyGeneratorTest {
         assertThat(p).hasSize(3);
         assertThat(p.get(1).rateGbps()).isEqualTo(10.0);
         assertThat(p.get(1).delayNs()).isEqualTo(5000L);
+    }
+
+    @Test
+    void workloadsJoinEnisOfOneVpcOnly() {
+        String head = "{\"name\":\"v\",\"vpcs\":[{\"name\":\"a\",\"vni\":100,\"cidr\":\"10.0.0.0/16\"},"
+                + "{\"name\":\"b\",\"vni\":200,\"cidr\":\"10.1.0.0/16\"}],"
+                + "\"topology\":{\"type\":\"star\",\"hosts\":3},"
+                + "\"hosts\":[{\"name\":\"h2\",\"enis\":[{\"name\":\"eni0\",\"vpc\":\"b\"}]}],";
+        Lab crossFlow = LabLoader.parse(
+                head + "\"workloads\":[{\"type\":\"flows\",\"flows\":[{\"src\":\"h0\",\"dst\":\"h1\",\"bytes\":1},"
+                        + "{\"src\":\"h0\",\"dst\":\"h2\",\"bytes\":1}]}]}",
+                false);
+        assertThatThrownBy(() -> TopologyGenerator.resolve(crossFlow))
+                .isInstanceOfSatisfying(
+                        LabException.class, e -> assertThat(e.path()).isEqualTo("workloads[0].flows[1].dst"))
+                .hasMessageContaining("h2/eni0 is in VPC b, h0/eni0 in VPC a");
+        Lab poissonEverywhere = LabLoader.parse(
+                head + "\"workloads\":[{\"type\":\"poisson\",\"cdf\":\"websearch\",\"load\":0.3}]}", false);
+        assertThatThrownBy(() -> TopologyGenerator.resolve(poissonEverywhere))
+                .isInstanceOfSatisfying(
+                        LabException.class, e -> assertThat(e.path()).isEqualTo("workloads[0].hosts"))
+                .hasMessageContaining("list the hosts of one VPC in hosts");
+        Lab incastAcross = LabLoader.parse(
+                head + "\"workloads\":[{\"type\":\"incast\",\"receiver\":\"h0\",\"senderCount\":2,\"flowBytes\":1}]}",
+                false);
+        assertThatThrownBy(() -> TopologyGenerator.resolve(incastAcross))
+                .isInstanceOfSatisfying(
+                        LabException.class, e -> assertThat(e.path()).isEqualTo("workloads[0].senderCount"))
+                .hasMessageContaining("h0/eni0 in VPC a");
+        Lab oneVpc = LabLoader.parse(
+                head
+                        + "\"workloads\":[{\"type\":\"poisson\",\"cdf\":\"websearch\",\"load\":0.3,\"hosts\":[\"h0\",\"h1\"]},"
+                        + "{\"type\":\"perftest\",\"test\":\"writeBw\",\"client\":\"h1\",\"server\":\"h0\"}]}",
+                false);
+        assertThat(TopologyGenerator.resolve(oneVpc).hosts()).hasSize(3);
     }
 }

@@ -26,6 +26,13 @@ public final class Opcodes {
     public static final int RC_ATOMIC_ACKNOWLEDGE = 0x12;
     public static final int RC_COMPARE_SWAP = 0x13;
     public static final int RC_FETCH_ADD = 0x14;
+    /** UC SEND and RDMA WRITE: the RC layouts with the transport bits 001 (IBA 9.2, table 38). */
+    public static final int UC_BASE = 0x20;
+
+    public static final int UC_SEND_FIRST = 0x20;
+    public static final int UC_SEND_ONLY_WITH_IMM = 0x25;
+    public static final int UC_RDMA_WRITE_FIRST = 0x26;
+    public static final int UC_RDMA_WRITE_ONLY_WITH_IMM = 0x2B;
     public static final int UD_SEND_ONLY = 0x64;
     public static final int UD_SEND_ONLY_WITH_IMM = 0x65;
     /** RoCEv2 congestion notification packet. */
@@ -46,6 +53,16 @@ public final class Opcodes {
     /** Packets a requester sends (SEND, WRITE, READ request, atomics). */
     public static boolean isRcRequest(final int op) {
         return op <= RC_RDMA_READ_REQUEST || op == RC_COMPARE_SWAP || op == RC_FETCH_ADD;
+    }
+
+    /** UC SEND or RDMA WRITE packets (first/middle/last/only, with or without immediate). */
+    public static boolean isUcRequest(final int op) {
+        return op >= UC_SEND_FIRST && op <= UC_RDMA_WRITE_ONLY_WITH_IMM;
+    }
+
+    /** The RC opcode with the same operation as UC opcode {@code ucOp}, for the helpers above. */
+    public static int ucToRc(final int ucOp) {
+        return ucOp - UC_BASE;
     }
 
     /** READ responses. */

@@ -16,11 +16,28 @@ public final class RocePacketCodec implements PacketCodec {
     /** Smaller payloads are copied into the frame: an iovec of their own costs more than the copy. */
     static final int MIN_DEFERRED_PAYLOAD_BYTES = 256;
 
-    private final RoceCodec codec = new RoceCodec();
+    private final RoceCodec codec;
     private final RoceHeaders tx = new RoceHeaders();
     private final RoceHeaders rx = new RoceHeaders();
     private final RoceHeaders sizing = new RoceHeaders();
     private long lastDecodeFailures;
+
+    public RocePacketCodec() {
+        this.codec = new RoceCodec();
+    }
+
+    private RocePacketCodec(final RoceCodec codec) {
+        this.codec = codec;
+    }
+
+    /**
+     * A codec for simulations that model only payload lengths (memory regions backed by {@code
+     * LengthOnlyMemory}): frames carry no ICRC and none is checked, so neither side reads a
+     * payload byte.
+     */
+    public static RocePacketCodec withoutIcrc() {
+        return new RocePacketCodec(new RoceCodec(false));
+    }
 
     @Override
     public ByteBuf encode(final TransportPacket p, final ByteBufAllocator allocator) {

@@ -46,6 +46,11 @@ public final class TransportCounters {
     public long udNoReceiveDrops;
     /** Accesses to registered memory that failed (EFAULT), answered with an error completion or NAK. */
     public long localMemoryFaults;
+    /**
+     * UC messages the responder dropped: a lost packet (PSN gap), no receive posted, a bad rkey or
+     * length; UC has no ACKs, so the sender never learns.
+     */
+    public long ucDroppedMessages;
 
     /** A copy of the current values. */
     public TransportCounters snapshot() {
@@ -94,6 +99,7 @@ public final class TransportCounters {
         sum.droppedPackets += sign * droppedPackets;
         sum.udNoReceiveDrops += sign * udNoReceiveDrops;
         sum.localMemoryFaults += sign * localMemoryFaults;
+        sum.ucDroppedMessages += sign * ucDroppedMessages;
     }
 
     @Override
@@ -104,6 +110,6 @@ public final class TransportCounters {
                 + ", accessNak=" + accessNaksSent + "/" + accessNaksReceived + ", invReqNak=" + invalidRequestNaksSent
                 + "/" + invalidRequestNaksReceived + ", dup=" + duplicateRequests + ", oos=" + outOfSequence
                 + ", oooPlaced=" + outOfOrderPlaced + ", cnp=" + cnpsSent + "/" + cnpsReceived + ", ce=" + ecnMarked
-                + ", dropped=" + droppedPackets + '}';
+                + ", dropped=" + droppedPackets + ", ucDropped=" + ucDroppedMessages + '}';
     }
 }

@@ -9,5 +9,13 @@ public enum AsyncEventType {
     SQ_DRAINED,
     QP_LAST_WQE_REACHED,
     SRQ_LIMIT_REACHED,
-    SRQ_ERR
+    SRQ_ERR,
+    /** A connected QP in RTR received its first packet (source: the QP). */
+    COMM_EST,
+    /** The port became active (source: the port number, an {@link Integer}). */
+    PORT_ACTIVE,
+    /** The port went down (source: the port number, an {@link Integer}). */
+    PORT_ERR,
+    /** The device is gone (source: the device). */
+    DEVICE_FATAL
 }

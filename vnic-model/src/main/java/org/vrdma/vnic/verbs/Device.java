@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.Objects;
 import org.vrdma.runtime.FrameSink;
+import org.vrdma.runtime.LinkStateListener;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.PacketCodec;
@@ -31,9 +32,11 @@ import org.vrdma.vnic.transport.TransportPacket;
  *       event loop) so that no engine re-enters itself.
  * </ul>
  */
-public final class Device implements FrameSink {
+public final class Device implements FrameSink, LinkStateListener {
     /** QPN of the first queue pair; 0 and 1 are the special QPs of InfiniBand. */
     public static final int FIRST_QPN = 0x11;
+    /** The number of the device's only port (the source of port events). */
+    public static final Integer PORT_NUM = 1;
 
     enum Resource {
         PD,
@@ -76,6 +79,9 @@ public final class Device implements FrameSink {
     private final ByteBuf scratch;
     private final int headroomBytes;
     private AsyncEventHandler asyncHandler;
+    /** The port's link: down, frames are neither sent nor taken (the ENI's vRDMA is off, the host stops). */
+    private boolean portActive = true;
+
     private int contexts;
     private boolean closed;
 
@@ -142,6 +148,31 @@ public final class Device implements FrameSink {
         this.asyncHandler = handler;
     }
 
+    /** Whether port 1 is active ({@code ibv_query_port} state ACTIVE, else DOWN). */
+    public boolean portActive() {
+        return portActive;
+    }
+
+    /**
+     * Brings port 1's link up or down, as the vNIC's link follows its ENI: raises PORT_ACTIVE or
+     * PORT_ERR (source: the port number) when the state changes. While the port is down the device
+     * neither sends nor receives; RC QPs retry and fail with RETRY_EXC_ERR if it stays down, as
+     * over a broken link.
+     */
+    public void portActive(final boolean active) {
+        if (active == portActive || closed) {
+            return;
+        }
+        portActive = active;
+        raise(active ? AsyncEventType.PORT_ACTIVE : AsyncEventType.PORT_ERR, PORT_NUM);
+    }
+
+    /** The ENI this device sits on had its vRDMA switched on or off: the port follows. */
+    @Override
+    public void onLinkState(final boolean up) {
+        portActive(up);
+    }
+
     /** The live queue pair {@code qpNum}, or null. */
     public QueuePair queuePair(final int qpNum) {
         final int i = qpNum - FIRST_QPN;
@@ -163,6 +194,10 @@ public final class Device implements FrameSink {
 
     private void receive(final ByteBuf frame) {
         if (closed) {
+            return;
+        }
+        if (!portActive) {
+            deviceCounters.droppedPackets++;
             return;
         }
         final TransportPacket p = rxPacket.clear();
@@ -325,6 +360,11 @@ public final class Device implements FrameSink {
     /** Sends a frame from {@link #encode}; returns its wire length. */
     int transmit(final ByteBuf frame, final TransportCounters counters) {
         final int bytes = frame.readableBytes();
+        if (!portActive) {
+            frame.release();
+            deviceCounters.droppedPackets++;
+            return bytes;
+        }
         counters.txPackets++;
         counters.txBytes += bytes;
         sink.onFrame(frame, timers.nowNs());

@@ -59,69 +59,114 @@ final class QpTransitions {
 
     /** {@code required << 32 | optional}, or -1 if the transition does not exist. */
     private static long masks(final QpType type, final QpState cur, final QpState next) {
-        final boolean rc = type == QpType.RC;
         if (next == QpState.RESET || next == QpState.ERR) {
             return 0;
         }
+        return switch (type) {
+            case RC -> rcMasks(cur, next);
+            case UC -> ucMasks(cur, next);
+            case UD -> udMasks(cur, next);
+        };
+    }
+
+    private static long rcMasks(final QpState cur, final QpState next) {
         return switch (cur) {
-            case RESET ->
-                next == QpState.INIT ? req(rc ? PKEY_INDEX | PORT | ACCESS_FLAGS : PKEY_INDEX | PORT | QKEY) : -1;
+            case RESET -> next == QpState.INIT ? req(PKEY_INDEX | PORT | ACCESS_FLAGS) : -1;
             case INIT ->
                 switch (next) {
-                    case INIT -> opt(rc ? PKEY_INDEX | PORT | ACCESS_FLAGS : PKEY_INDEX | PORT | QKEY);
+                    case INIT -> opt(PKEY_INDEX | PORT | ACCESS_FLAGS);
                     case RTR ->
-                        rc
-                                ? both(
-                                        AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
-                                        ALT_PATH | ACCESS_FLAGS | PKEY_INDEX)
-                                : opt(PKEY_INDEX | QKEY);
+                        both(
+                                AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+                                ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
                     default -> -1;
                 };
             case RTR ->
                 next == QpState.RTS
-                        ? rc
-                                ? both(
-                                        TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
-                                        CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE)
-                                : both(SQ_PSN, CUR_STATE | QKEY)
+                        ? both(
+                                TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
+                                CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE)
                         : -1;
             case RTS ->
                 switch (next) {
-                    case RTS ->
-                        opt(
-                                rc
-                                        ? CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER
-                                        : CUR_STATE | QKEY);
+                    case RTS -> opt(CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER);
                     case SQD -> opt(EN_SQD_ASYNC_NOTIFY);
                     default -> -1;
                 };
             case SQD ->
                 switch (next) {
-                    case RTS ->
-                        opt(
-                                rc
-                                        ? CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE
-                                        : CUR_STATE | QKEY);
+                    case RTS -> opt(CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE);
                     case SQD ->
-                        opt(
-                                rc
-                                        ? PORT
-                                                | AV
-                                                | TIMEOUT
-                                                | RETRY_CNT
-                                                | RNR_RETRY
-                                                | MAX_QP_RD_ATOMIC
-                                                | MAX_DEST_RD_ATOMIC
-                                                | ALT_PATH
-                                                | ACCESS_FLAGS
-                                                | PKEY_INDEX
-                                                | MIN_RNR_TIMER
-                                                | PATH_MIG_STATE
-                                        : PKEY_INDEX | QKEY);
+                        opt(PORT
+                                | AV
+                                | TIMEOUT
+                                | RETRY_CNT
+                                | RNR_RETRY
+                                | MAX_QP_RD_ATOMIC
+                                | MAX_DEST_RD_ATOMIC
+                                | ALT_PATH
+                                | ACCESS_FLAGS
+                                | PKEY_INDEX
+                                | MIN_RNR_TIMER
+                                | PATH_MIG_STATE);
                     default -> -1;
                 };
-            case SQE -> !rc && next == QpState.RTS ? opt(CUR_STATE | QKEY) : -1;
-            case ERR -> -1;
+            default -> -1;
+        };
+    }
+
+    /** UC: connected like RC, without the attributes of ACKs, retries and reads. */
+    private static long ucMasks(final QpState cur, final QpState next) {
+        return switch (cur) {
+            case RESET -> next == QpState.INIT ? req(PKEY_INDEX | PORT | ACCESS_FLAGS) : -1;
+            case INIT ->
+                switch (next) {
+                    case INIT -> opt(PKEY_INDEX | PORT | ACCESS_FLAGS);
+                    case RTR -> both(AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX);
+                    default -> -1;
+                };
+            case RTR -> next == QpState.RTS ? both(SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE) : -1;
+            case RTS ->
+                switch (next) {
+                    case RTS -> opt(CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE);
+                    case SQD -> opt(EN_SQD_ASYNC_NOTIFY);
+                    default -> -1;
+                };
+            case SQD ->
+                switch (next) {
+                    case RTS -> opt(CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE);
+                    case SQD -> opt(PORT | AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE);
+                    default -> -1;
+                };
+            case SQE -> next == QpState.RTS ? opt(CUR_STATE | ACCESS_FLAGS) : -1;
+            default -> -1;
+        };
+    }
+
+    private static long udMasks(final QpState cur, final QpState next) {
+        return switch (cur) {
+            case RESET -> next == QpState.INIT ? req(PKEY_INDEX | PORT | QKEY) : -1;
+            case INIT ->
+                switch (next) {
+                    case INIT -> opt(PKEY_INDEX | PORT | QKEY);
+                    case RTR -> opt(PKEY_INDEX | QKEY);
+                    default -> -1;
+                };
+            case RTR -> next == QpState.RTS ? both(SQ_PSN, CUR_STATE | QKEY) : -1;
+            case RTS ->
+                switch (next) {
+                    case RTS -> opt(CUR_STATE | QKEY);
+                    case SQD -> opt(EN_SQD_ASYNC_NOTIFY);
+                    default -> -1;
+                };
+            case SQD ->
+                switch (next) {
+                    case RTS -> opt(CUR_STATE | QKEY);
+                    case SQD -> opt(PKEY_INDEX | QKEY);
+                    default -> -1;
+                };
+            case SQE -> next == QpState.RTS ? opt(CUR_STATE | QKEY) : -1;
+            default -> -1;
         };
     }
 

@@ -13,11 +13,12 @@ import org.vrdma.vnic.transport.TransportPacket;
 import org.vrdma.vnic.transport.TxWindow;
 
 /**
- * A queue pair ({@code struct ibv_qp}) of type RC or UD: the verbs-facing state machine and work
- * queues, with the transport engines ({@link RcRequester}, {@link RcResponder}) behind it.
+ * A queue pair ({@code struct ibv_qp}) of type RC, UC or UD: the verbs-facing state machine and
+ * work queues, with the transport engines ({@link RcRequester}, {@link RcResponder}, {@link
+ * UcEngine}) behind it.
  *
  * <p>State machine: {@link #modify} accepts exactly the transitions and attribute masks of the IB
- * spec (RESET→INIT→RTR→RTS, RTS↔SQD, SQE→RTS for UD, anything→RESET/ERR); anything else fails with
+ * spec (RESET→INIT→RTR→RTS, RTS↔SQD, SQE→RTS for UD and UC, anything→RESET/ERR); anything else fails with
  * EINVAL and leaves the QP unchanged. Entering ERR completes every outstanding work request with
  * WR_FLUSH_ERR; entering RESET discards them silently.
  *
@@ -45,6 +46,11 @@ public final class QueuePair implements TimerHandler {
     private final TxWindow window;
     private final RcRequester requester;
     private final RcResponder responder;
+    /** Both halves of a UC QP (null for RC and UD). */
+    private final UcEngine uc;
+    /** COMM_EST was raised since the QP last entered RTR. */
+    private boolean commEstablished;
+
     private final QpAttr attr = new QpAttr();
     private final int udpSrcPort;
     private long lastCnpNs = Long.MIN_VALUE;
@@ -84,6 +90,8 @@ public final class QueuePair implements TimerHandler {
             this.requester = null;
             this.responder = null;
         }
+        this.uc =
+                type == QpType.UC ? new UcEngine(this, srq != null ? srq.queue().maxSge() : cap.maxRecvSge) : null;
     }
 
     static QueuePair create(final Context context, final ProtectionDomain pd, final QpInitAttr init) {
@@ -229,10 +237,10 @@ public final class QueuePair implements TimerHandler {
             flushSendQueue();
             return;
         }
-        if (type == QpType.UD) {
-            udProgress();
-        } else {
+        if (requester != null) {
             requester.progress(device.timers().nowNs());
+        } else {
+            sendProgress();
         }
     }
 
@@ -423,14 +431,20 @@ public final class QueuePair implements TimerHandler {
                 if (responder != null) {
                     responder.dropPartialReceive();
                 }
+                if (uc != null) {
+                    uc.dropPartialReceive();
+                }
                 final QpCap keep = attr.cap;
                 final QpAttr fresh = new QpAttr();
                 copyInto(fresh, attr);
                 attr.cap = keep;
             }
             case RTR -> {
+                commEstablished = false;
                 if (responder != null) {
                     responder.init(attr);
+                } else if (uc != null) {
+                    uc.init(attr);
                 }
             }
             case RTS -> {
@@ -442,7 +456,7 @@ public final class QueuePair implements TimerHandler {
                     requester.updateAttributes(attr);
                     requester.progress(device.timers().nowNs());
                 } else {
-                    udProgress();
+                    sendProgress();
                 }
             }
             case SQD -> {
@@ -489,6 +503,11 @@ public final class QueuePair implements TimerHandler {
             responder.dropPartialReceive();
             completeRecv(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, 0, 0, 0, false);
         }
+        if (uc != null && uc.hasPartialReceive()) {
+            final RecvWqe r = uc.partialReceive();
+            uc.dropPartialReceive();
+            completeRecv(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, 0, 0, 0, false);
+        }
         if (rq != null) {
             rq.flush(recvCq, qpNum);
         } else if (srq != null) {
@@ -523,6 +542,9 @@ public final class QueuePair implements TimerHandler {
         }
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             fail(op + " is not valid on a UD queue pair");
+        }
+        if (type == QpType.UC && op.isReadOrAtomic()) {
+            fail(op + " is not valid on a UC queue pair (SEND and RDMA WRITE only)");
         }
         if (wr.numSge() > cap.maxSendSge) {
             fail("num_sge " + wr.numSge() + " > max_send_sge " + cap.maxSendSge);
@@ -619,6 +641,16 @@ public final class QueuePair implements TimerHandler {
 
     int accessFlags() {
         return attr.qpAccessFlags;
+    }
+
+    /** The connected peer's QPN: a connected QP's receive completions name it ({@code src_qp}). */
+    int peerQpn() {
+        return attr.destQpNum;
+    }
+
+    /** The connected peer's IPv4 address, the source of every message this QP accepts. */
+    int peerIpv4() {
+        return attr.ahAttr == null ? 0 : attr.ahAttr.destIpv4();
     }
 
     int minRnrTimer() {
@@ -753,7 +785,20 @@ public final class QueuePair implements TimerHandler {
             counters.droppedPackets++; // not from the connected peer
             return;
         }
+        if (type == QpType.UC) {
+            if (!Opcodes.isUcRequest(op)) {
+                counters.droppedPackets++;
+                return;
+            }
+            onCommEstablished(s);
+            onDataPacketEcn(p, nowNs);
+            uc.onRequest(p);
+            return;
+        }
         final boolean request = Opcodes.isRcRequest(op);
+        if (request) {
+            onCommEstablished(s);
+        }
         if (request || Opcodes.isReadResponse(op)) {
             onDataPacketEcn(p, nowNs);
         }
@@ -763,6 +808,14 @@ public final class QueuePair implements TimerHandler {
             requester.onResponse(p, nowNs);
         } else {
             counters.droppedPackets++;
+        }
+    }
+
+    /** The first packet a connected QP receives in RTR raises COMM_EST, once per RTR (IBA 11.6.3). */
+    private void onCommEstablished(final QpState s) {
+        if (s == QpState.RTR && !commEstablished) {
+            commEstablished = true;
+            context.raise(AsyncEventType.COMM_EST, this);
         }
     }
 
@@ -785,7 +838,29 @@ public final class QueuePair implements TimerHandler {
         device.transmit(cnp, counters);
     }
 
-    // ---------------------------------------------------------------- UD
+    // ---------------------------------------------------------------- UD and UC
+
+    /** Sends what the send queue holds (UD and UC: nothing waits for an answer). */
+    private void sendProgress() {
+        if (uc != null) {
+            ucProgress();
+        } else {
+            udProgress();
+        }
+    }
+
+    private void ucProgress() {
+        while (attr.qpState == QpState.RTS && sq.head < sq.tail) {
+            final SendWqe w = sq.get(sq.head);
+            final WcStatus failed = w.localError != null ? w.localError : uc.send(w, attr);
+            if (failed != null) {
+                failSendQueue(sq.head, failed); // a connected QP's local error: QP -> ERR
+                return;
+            }
+            sq.head++;
+            completeSend(w, WcStatus.SUCCESS);
+        }
+    }
 
     private void udProgress() {
         while (attr.qpState == QpState.RTS && sq.head < sq.tail) {

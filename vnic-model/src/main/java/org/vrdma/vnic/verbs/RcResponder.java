@@ -678,6 +678,6 @@ final class RcResponder {
             final int imm,
             final boolean solicited) {
         hasRecv = false;
-        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, 0, 0, 0, solicited);
+        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), 0, solicited);
     }
 }

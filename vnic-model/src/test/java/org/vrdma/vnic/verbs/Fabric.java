@@ -32,6 +32,12 @@ final class Fabric implements AutoCloseable {
     private final List<QueuePair> qps = new ArrayList<>();
     private boolean markCe;
     private java.util.function.Consumer<io.netty.buffer.ByteBuf> tapAtoB = frame -> {};
+    private java.util.function.Predicate<io.netty.buffer.ByteBuf> dropAtoB = frame -> false;
+
+    /** Drops every frame A sends for which {@code drop} is true (deterministic loss). */
+    void dropAtoB(final java.util.function.Predicate<io.netty.buffer.ByteBuf> drop) {
+        dropAtoB = drop;
+    }
 
     /** Shows every frame A sends (before the link's faults) to {@code tap}, which must not keep it. */
     void tapAtoB(final java.util.function.Consumer<io.netty.buffer.ByteBuf> tap) {
@@ -102,6 +108,10 @@ final class Fabric implements AutoCloseable {
                 .allocator(allocator)
                 .sink((frame, nowNs) -> {
                     tapAtoB.accept(frame);
+                    if (dropAtoB.test(frame)) {
+                        frame.release();
+                        return;
+                    }
                     links[0].send(markCe ? Fabric.setCe(frame) : frame);
                 })
                 .build();

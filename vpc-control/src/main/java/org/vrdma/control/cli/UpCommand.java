@@ -69,6 +69,14 @@ public final class UpCommand implements java.util.concurrent.Callable<Integer> {
             description = "vswitch (real vSwitches over UDP, default) or memory (in-memory programmers)")
     String dataPlane;
 
+    @Option(
+            names = "--busy-poll-us",
+            defaultValue = "100",
+            description = "Microseconds each vSwitch event loop keeps polling its sockets after its last event"
+                    + " before it sleeps; a loop that loses its core while polling sleeps instead for a while"
+                    + " (0: sleep at once); default ${DEFAULT-VALUE}")
+    long busyPollUs;
+
     @Option(names = "--run-seconds", hidden = true, description = "stop after this many seconds (tests, demos)")
     Long runSeconds;
 
@@ -80,6 +88,9 @@ public final class UpCommand implements java.util.concurrent.Callable<Integer> {
         if (!dataPlane.equals("vswitch") && !dataPlane.equals("memory")) {
             throw new picocli.CommandLine.ParameterException(
                     spec.commandLine(), "--data-plane must be vswitch or memory, not " + dataPlane);
+        }
+        if (busyPollUs < 0 || busyPollUs > 1_000_000) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
         }
         if (underlayPort < 0 || underlayPort + hosts - 1 > 65535) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--underlay-port out of range");
@@ -105,7 +116,7 @@ public final class UpCommand implements java.util.concurrent.Callable<Integer> {
             List<VSwitchHost> switches = new ArrayList<>();
             if (real) {
                 NettyRuntime runtime = NettyRuntime.best();
-                EventLoopGroup group = runtime.newEventLoopGroup(Math.min(hosts, 2), "vrdma-up");
+                EventLoopGroup group = runtime.newEventLoopGroup(Math.min(hosts, 2), "vrdma-up", busyPollUs * 1000);
                 resources.add(
                         () -> group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly());
                 for (int i = 0; i < hosts; i++) {

@@ -193,6 +193,16 @@ public final class EgressQueue {
         return verdict;
     }
 
+    /**
+     * Counts a departing packet of a queue configured without faults, in place of {@link #judge}:
+     * there is nothing to draw, and the fault injectors' state stays out of the CPU's caches.
+     */
+    public void onFaultFreeDeparture(boolean control) {
+        if (control) {
+            controlPackets++;
+        }
+    }
+
     public FaultInjector faults(boolean control) {
         return control ? controlFaults : dataFaults;
     }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.vrdma.cc.IntTelemetry;
 import org.vrdma.runtime.FrameSink;
+import org.vrdma.runtime.LinkStateListener;
 import org.vrdma.runtime.SeededRandoms;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vswitch.qos.EniShaper;
@@ -195,6 +196,9 @@ public final class VSwitch {
         enis.put(eni.id, eni);
         routes.put(key, new Route(eni, UnderlayAddress.NONE));
         vpc.localEnis++;
+        if (!eniConfig.rdmaEnabled() && sink instanceof LinkStateListener l) {
+            l.onLinkState(false); // attached with vRDMA off: the vNIC's port starts down
+        }
         return eni;
     }
 
@@ -315,9 +319,16 @@ public final class VSwitch {
         eni.config = eni.config.withSecurityGroup(group);
     }
 
+    /**
+     * Lets RoCEv2 leave and reach ENI {@code eniId}, or not; a vNIC attached as the ENI's sink that
+     * listens for its link ({@link LinkStateListener}) sees its port go up or down.
+     */
     public void setRdmaEnabled(int eniId, boolean enabled) {
         Eni eni = existing(eniId);
         eni.config = eni.config.withRdmaEnabled(enabled);
+        if (eni.sink instanceof LinkStateListener l) {
+            l.onLinkState(enabled);
+        }
     }
 
     public void setQos(int eniId, QosConfig egress, QosConfig ingress) {

@@ -34,15 +34,25 @@ import java.util.function.Supplier;
  * <p><b>Direct polls.</b> When the loop's thread has {@link LoopPollers} (the underlay receivers of
  * the hosts on it), the spin calls them instead of {@code epoll_wait(0)}: a datagram costs the one
  * {@code recvmmsg} that reads it. Epoll is asked every {@link #DIRECT_POLLS_PER_SELECT} empty polls
- * and once before the loop blocks. A poll that finds datagrams is never taken for a lost core
- * (the peer ran in the yield, which is what the yield is for), and the time spent handling them
- * does not count as a gap.
+ * and once before the loop blocks. A poll that finds datagrams is taken for a lost core only
+ * after a gap of over {@link #PREEMPTED_HIT_GAP_NS} (the peer ran in the yield, which is what the
+ * yield is for, but not for a scheduler slice), and the time spent handling them does not count as
+ * a gap.
  *
  * <p>One instance per event loop (Netty asks the factory once per loop); not thread-safe.
  */
 public final class SpinThenBlockStrategy implements SelectStrategy {
     /** A gap between two polls of one spin longer than this means the thread was descheduled. */
     public static final long PREEMPTED_GAP_NS = 50_000;
+
+    /**
+     * A poll that finds datagrams after a gap longer than this also means the thread was
+     * descheduled: the peer's hop, run in this loop's yield on a shared core, takes a few tens of
+     * microseconds, while another process given the core by the yield keeps it for a scheduler slice
+     * (a millisecond or more), and the datagram waited that long. The datagrams are handled, and the
+     * loop then backs off as after an empty poll's gap.
+     */
+    public static final long PREEMPTED_HIT_GAP_NS = 300_000;
 
     public static final long MIN_BACKOFF_NS = 10_000_000;
     public static final long MAX_BACKOFF_NS = 640_000_000;
@@ -126,6 +136,12 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         if (ready > 0 || hasTasks) {
             if (idle && ready > 0) {
                 spinHits++;
+                if (!hasTasks && !handledSinceLastPoll) {
+                    long nowNs = clock.getAsLong();
+                    if (nowNs - lastPollNs > PREEMPTED_HIT_GAP_NS) {
+                        backOff(nowNs);
+                    }
+                }
             }
             idle = false;
             return ready;
@@ -166,6 +182,15 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             }
         }
         if (pollers.pollAll() > 0) {
+            if (nowNs - lastPollNs > PREEMPTED_HIT_GAP_NS) {
+                // Found after the core was lost for a scheduler slice: handled, then sleep for a while.
+                spinHits++;
+                directHits++;
+                handledSinceLastPoll = true;
+                readSinceLastPoll = true;
+                backOff(nowNs);
+                return SelectStrategy.CONTINUE;
+            }
             // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
             // for the whole spin time again, still without asking epoll. (As with epoll, a poll that
             // finds something is no lost core, however long since the last: the peer may have run

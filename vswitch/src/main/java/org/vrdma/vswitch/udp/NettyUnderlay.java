@@ -62,6 +62,11 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
      * and the rest do not, so without padding every message would split its GSO batch in two.
      */
     static final int PAD_BYTES = 16;
+    /**
+     * Largest datagram that a batch's single shorter datagram is padded for, so the two leave
+     * together (see {@link #canWiden}).
+     */
+    static final int WIDEN_MAX_BYTES = 1024;
 
     private static final int OUTER = UnderlayPort.OUTER_HEADERS_BYTES;
     private static final boolean INET4_HASH_IS_ADDRESS = inet4HashIsAddress();
@@ -103,6 +108,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean resOverlaps;
     private boolean lastReservationAbandoned;
     private final byte[] savedTail = new byte[OUTER];
+    private final byte[] widenScratch = new byte[WIDEN_MAX_BYTES];
     // The reservation's payload when its vNIC left it in memory (deferPayload): arena offset, length,
     // native address to gather it from. resHoleBytes == 0: none.
     private int resHoleStart;
@@ -121,6 +127,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private long inPlaceDatagrams;
     private long abandonedReservations;
     private long deferredPayloads;
+    private long widenedDatagrams;
     private long sendsDroppedNotWritable;
     private long sendErrors;
     private String lastSendError = "";
@@ -247,20 +254,25 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             if (resOverlaps) {
                 arena.setBytes(resStart - OUTER, savedTail, 0, OUTER);
             }
-            if (batchOpen && !(batchEnd == resStart && fits(destination, bytes))) {
+            int start = resStart;
+            if (batchOpen && batchEnd == start && canWiden(destination, bytes, start)) {
+                start = widenMoving(start, bytes);
+            }
+            if (batchOpen && !(batchEnd == start && fits(destination, bytes))) {
                 writeBatch();
             }
             if (!batchOpen) {
-                openBatch(resStart, destination, bytes);
+                openBatch(start, destination, bytes);
             }
-            holeStart[segments] = resHoleStart;
+            // A datagram moved forward by widenMoving took its unwritten payload bytes along.
+            holeStart[segments] = resHoleStart + start - resStart;
             holeBytes[segments] = resHoleBytes;
             holeAddress[segments] = resHoleAddress;
             if (resHoleBytes > 0) {
                 deferredPayloads++;
                 resHoleBytes = 0;
             }
-            append(resStart, bytes);
+            append(start, bytes);
             cursor = batchEnd;
             lastReservationAbandoned = false;
             inPlaceDatagrams++;
@@ -270,6 +282,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         if (reserved) {
             abandonReservation();
+        }
+        if (batchOpen && batchEnd == cursor && canWiden(destination, bytes, cursor)) {
+            widen(segmentFor(bytes));
+            cursor = batchEnd;
         }
         if (batchOpen
                 && !(batchEnd == cursor
@@ -289,6 +305,55 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         cursor = batchEnd;
         datagram.release();
         scheduleFlush();
+    }
+
+    /**
+     * Whether a batch holding one shorter datagram (typically an ACK) can take a larger one (the
+     * request that follows it: a response SEND, the next request) by padding the first to the
+     * larger one's segment size: both then leave in one GSO send and arrive as one GRO read, where
+     * two datagrams cost a second pass through the stack and the receiver is woken by the first
+     * (on a single core the sender is even preempted between the two messages of one {@code
+     * sendmmsg}). Only small datagrams, so the padding stays small. {@code start} is where the new
+     * datagram lies now ({@link #batchEnd}).
+     */
+    private boolean canWiden(long destination, int bytes, int start) {
+        if (segments != 1
+                || batchClosed
+                || destination != batchDestination
+                || bytes <= segmentBytes
+                || bytes > WIDEN_MAX_BYTES) {
+            return false;
+        }
+        int newStart = lastStart + segmentFor(bytes);
+        return newStart + bytes + 2 * PAD_BYTES <= arena.capacity() && newStart >= start;
+    }
+
+    private int segmentFor(int bytes) {
+        return Math.min(bytes + padBytes, MAX_BATCH_BYTES);
+    }
+
+    /** Pads the batch's one datagram to {@code newSegmentBytes}: the batch now ends there. */
+    private void widen(int newSegmentBytes) {
+        arena.setZero(lastStart + lastBytes, newSegmentBytes - lastBytes);
+        segmentBytes = newSegmentBytes;
+        batchEnd = lastStart + newSegmentBytes;
+        widenedDatagrams++;
+    }
+
+    /**
+     * {@link #widen} for a datagram built in place at {@code start}, right behind the batch: it moves
+     * forward to the batch's new end first (through a scratch array: the two ranges overlap).
+     * Returns its new start.
+     */
+    private int widenMoving(int start, int bytes) {
+        int newSegmentBytes = segmentFor(bytes);
+        int newStart = lastStart + newSegmentBytes;
+        if (newStart != start) {
+            arena.getBytes(start, widenScratch, 0, bytes);
+            arena.setBytes(newStart, widenScratch, 0, bytes);
+        }
+        widen(newSegmentBytes);
+        return newStart;
     }
 
     private boolean isReservation(ByteBuf datagram, int bytes) {
@@ -697,6 +762,14 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     /** Frames handed out in the arena that were not sent in turn (dropped, queued, delivered locally). */
     public long abandonedReservations() {
         return abandonedReservations;
+    }
+
+    /**
+     * Datagrams padded to a larger segment size so that the larger datagram after them joined
+     * their GSO send (an ACK and the response that follows it leave together).
+     */
+    public long widenedDatagrams() {
+        return widenedDatagrams;
     }
 
     public long sendsDroppedNotWritable() {

@@ -183,6 +183,34 @@ class IsolationTest {
         assertThat(a.eni(1).counters().drops(DropReason.RDMA_DISABLED)).isEqualTo(1);
     }
 
+    /** A sink that also follows its link, as a vNIC's port does. */
+    private static final class LinkedSink implements org.vrdma.runtime.FrameSink, org.vrdma.runtime.LinkStateListener {
+        final java.util.List<Boolean> states = new java.util.ArrayList<>();
+
+        @Override
+        public void onFrame(final io.netty.buffer.ByteBuf frame, final long nowNs) {
+            frame.release();
+        }
+
+        @Override
+        public void onLinkState(final boolean up) {
+            states.add(up);
+        }
+    }
+
+    @Test
+    void switchingVrdmaOffAndOnTellsTheVnicsLink() {
+        LinkedSink vnic = new LinkedSink();
+        a.addEni(EniConfig.of(5, 0x02_00_00_00_01_05L, "10.0.0.5", VPC_RED), vnic);
+        LinkedSink off = new LinkedSink();
+        a.addEni(EniConfig.of(6, 0x02_00_00_00_01_06L, "10.0.0.6", VPC_RED).withRdmaEnabled(false), off);
+        assertThat(vnic.states).isEmpty();
+        assertThat(off.states).as("attached with vRDMA off").containsExactly(false);
+        a.setRdmaEnabled(5, false);
+        a.setRdmaEnabled(5, true);
+        assertThat(vnic.states).containsExactly(false, true);
+    }
+
     @Test
     void localDeliveryStaysInsideTheVpc() {
         Endpoint red3 = Endpoint.of(0x02_00_00_00_01_03L, "10.0.0.3");

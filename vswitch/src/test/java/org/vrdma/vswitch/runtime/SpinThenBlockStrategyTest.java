@@ -112,6 +112,55 @@ class SpinThenBlockStrategyTest {
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
     }
 
+    /**
+     * A datagram found after the loop lost its core for a scheduler slice (the yield gave the core
+     * to another process) waited that long: it is handled, and the loop then backs off, whether
+     * epoll or a direct read found it. Found after the peer's hop in the yield, it is a plain hit.
+     */
+    @Test
+    void aDatagramFoundAfterAScheduledSliceIsHandledAndTheLoopBacksOff() throws Exception {
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_HIT_GAP_NS;
+        ready = 1;
+        assertThat(turn(false)).as("the peer's hop in the yield").isEqualTo(1);
+        assertThat(strategy.backingOff()).isFalse();
+        ready = 0;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.PREEMPTED_HIT_GAP_NS + 1;
+        ready = 1;
+        assertThat(turn(false)).as("handled").isEqualTo(1);
+        assertThat(strategy.spinHits()).isEqualTo(2);
+        assertThat(strategy.preemptedSpins()).isEqualTo(1);
+        assertThat(strategy.backingOff()).isTrue();
+        ready = 0;
+        int pollsBefore = polls;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(polls).isEqualTo(pollsBefore);
+
+        LoopPollers pollers = new LoopPollers();
+        int[] socket = {0};
+        pollers.add(() -> {
+            int n = socket[0];
+            socket[0] = 0;
+            return n;
+        });
+        SpinThenBlockStrategy direct = new SpinThenBlockStrategy(SPIN_NS, () -> nowNs, () -> yields++, () -> pollers);
+        io.netty.util.IntSupplier select = () -> 0;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += 1_000;
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        socket[0] = 1;
+        nowNs += SpinThenBlockStrategy.PREEMPTED_HIT_GAP_NS + 1;
+        assertThat(direct.calculateStrategy(select, false))
+                .as("read and handled")
+                .isEqualTo(SelectStrategy.CONTINUE);
+        assertThat(socket[0]).isZero();
+        assertThat(direct.directHits()).isEqualTo(1);
+        assertThat(direct.preemptedSpins()).isEqualTo(1);
+        assertThat(direct.backingOff()).isTrue();
+        assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.SELECT);
+    }
+
     @Test
     void tasksDuringABackOffStillRunAtOnce() throws Exception {
         turn(false);

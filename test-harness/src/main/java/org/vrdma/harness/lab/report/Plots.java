@@ -11,9 +11,13 @@ import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.category.BarRenderer;
+import org.jfree.chart.renderer.category.StandardBarPainter;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 import org.vrdma.harness.lab.LabResults;
@@ -87,6 +91,52 @@ public final class Plots {
         return png(chart);
     }
 
+    /**
+     * The first series of each named time series on one chart (e.g. one lab variant each), up to
+     * {@code maxUs} of time.
+     */
+    public static byte[] overlay(String title, String yLabel, Map<String, LabResults.TimeSeries> byName, long maxUs) {
+        XYSeriesCollection ds = new XYSeriesCollection();
+        for (Map.Entry<String, LabResults.TimeSeries> e : byName.entrySet()) {
+            XYSeries xy = new XYSeries(e.getKey());
+            LabResults.TimeSeries ts = e.getValue();
+            if (!ts.series().isEmpty()) {
+                double[] v = ts.series().getFirst().values();
+                for (int i = 0; i < v.length; i++) {
+                    double us = (i + 1) * ts.intervalNs() / 1000.0;
+                    if (us > maxUs) {
+                        break;
+                    }
+                    xy.add(us, v[i]);
+                }
+            }
+            ds.addSeries(xy);
+        }
+        JFreeChart chart = ChartFactory.createXYLineChart(
+                title, "time [us]", yLabel, ds, PlotOrientation.VERTICAL, true, false, false);
+        style(chart, false);
+        return png(chart);
+    }
+
+    /** Grouped bars: one group per category (in order), one bar per series. */
+    public static byte[] bars(String title, String xLabel, String yLabel, Map<String, Map<String, Double>> bySeries) {
+        DefaultCategoryDataset ds = new DefaultCategoryDataset();
+        bySeries.forEach((series, values) -> values.forEach((category, v) -> ds.addValue(v, series, category)));
+        JFreeChart chart =
+                ChartFactory.createBarChart(title, xLabel, yLabel, ds, PlotOrientation.VERTICAL, true, false, false);
+        CategoryPlot plot = chart.getCategoryPlot();
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setRangeGridlinePaint(new Color(0xdddddd));
+        BarRenderer r = (BarRenderer) plot.getRenderer();
+        r.setBarPainter(new StandardBarPainter());
+        r.setShadowVisible(false);
+        for (int i = 0; i < ds.getRowCount(); i++) {
+            r.setSeriesPaint(i, COLORS[i % COLORS.length]);
+        }
+        chart.setBackgroundPaint(Color.WHITE);
+        return png(chart);
+    }
+
     private static double bucketX(LabResults.SizeBucket b) {
         // Infinite upper bound: plot at twice the lower bound.
         return b.maxBytes() == Long.MAX_VALUE ? Math.max(1, b.minBytes()) * 2.0 : b.maxBytes();
@@ -99,6 +149,21 @@ public final class Plots {
         LogAxis x = new LogAxis("flow size [bytes], bucket upper bound");
         x.setBase(10);
         x.setSmallestValue(1000);
+        // A fixed range half a decade around the buckets: JFreeChart's auto range fails on a
+        // single bucket (all flows of one size) with a zero-length range.
+        double lo = Double.MAX_VALUE;
+        double hi = 0;
+        for (int s = 0; s < ds.getSeriesCount(); s++) {
+            for (int i = 0; i < ds.getItemCount(s); i++) {
+                lo = Math.min(lo, ds.getXValue(s, i));
+                hi = Math.max(hi, ds.getXValue(s, i));
+            }
+        }
+        if (hi > 0) {
+            x.setAutoRange(false);
+            x.setRange(Math.max(1, lo / 3), hi * 3);
+            x.setTickUnit(new org.jfree.chart.axis.NumberTickUnit(1)); // one tick per decade
+        }
         plot.setDomainAxis(x);
         style(chart, true);
         return chart;

@@ -25,8 +25,15 @@ final class EcmpSwitch implements TaggedSink {
     private final InnerFrame peek = new InnerFrame();
     private final List<FabricPort> ports = new ArrayList<>();
     private FabricPort[] portArray = new FabricPort[0];
-    /** Per destination host: candidate port numbers. */
-    private final int[][] routes;
+    /**
+     * Per destination host: where its candidate ports start in {@link #routePorts} (upper bits) and
+     * how many there are (low 8 bits; 0: no route). One small array, and the candidate lists shared
+     * (most hosts are reached over the same uplinks), so a route costs no pointer chase.
+     */
+    private final int[] routes;
+
+    private int[] routePorts = new int[16];
+    private int routePortsUsed;
 
     private long noRouteDrops;
     private long malformedDrops;
@@ -39,7 +46,7 @@ final class EcmpSwitch implements TaggedSink {
         this.timers = timers;
         this.randoms = randoms;
         this.hostBaseIpv4 = hostBaseIpv4;
-        this.routes = new int[hosts][];
+        this.routes = new int[hosts];
         this.salt = salt;
     }
 
@@ -59,7 +66,31 @@ final class EcmpSwitch implements TaggedSink {
     }
 
     void route(int host, int[] candidatePorts) {
-        routes[host] = candidatePorts;
+        int n = candidatePorts.length;
+        if (n == 0 || n > 255) {
+            throw new IllegalArgumentException("1..255 candidate ports, not " + n);
+        }
+        int start = find(candidatePorts);
+        if (start < 0) {
+            if (routePortsUsed + n > routePorts.length) {
+                routePorts = java.util.Arrays.copyOf(routePorts, Math.max(routePorts.length * 2, routePortsUsed + n));
+            }
+            System.arraycopy(candidatePorts, 0, routePorts, routePortsUsed, n);
+            start = routePortsUsed;
+            routePortsUsed += n;
+        }
+        routes[host] = start << 8 | n;
+    }
+
+    /** Where the same candidate list is already stored, or -1. */
+    private int find(int[] candidatePorts) {
+        int n = candidatePorts.length;
+        for (int start = 0; start + n <= routePortsUsed; start++) {
+            if (java.util.Arrays.equals(routePorts, start, start + n, candidatePorts, 0, n)) {
+                return start;
+            }
+        }
+        return -1;
     }
 
     List<FabricPort> ports() {
@@ -77,21 +108,22 @@ final class EcmpSwitch implements TaggedSink {
             return;
         }
         int host = FrameTag.host(tag);
-        int[] candidates = host < routes.length ? routes[host] : null;
-        if (candidates == null) {
+        int route = host < routes.length ? routes[host] : 0;
+        int count = route & 0xFF;
+        if (count == 0) {
             noRouteDrops++;
             frame.release();
             return;
         }
         int port;
-        if (candidates.length == 1) {
-            port = candidates[0];
+        if (count == 1) {
+            port = routePorts[route >>> 8];
         } else {
             int h = (FrameTag.sourcePort(tag) * 0x9E3779B1) ^ salt;
             h ^= h >>> 15;
             h *= 0x85EBCA6B;
             h ^= h >>> 13;
-            port = candidates[(h & 0x7FFFFFFF) % candidates.length];
+            port = routePorts[(route >>> 8) + (h & 0x7FFFFFFF) % count];
         }
         portArray[port].offer(frame, tag);
     }

@@ -182,7 +182,7 @@ final class FabricPort implements TimerHandler {
         if (intStamping && FrameTag.mayCarryOptions(tag)) {
             stampInt(packet, queueBytesLeft, txBytes, departNs);
         }
-        queue.judge(FrameTag.control(tag)); // no faults: counts, always delivers
+        queue.onFaultFreeDeparture(FrameTag.control(tag)); // no faults: nothing to draw
         if (flightCount == flight.length) {
             growFlight();
         }

@@ -9,6 +9,8 @@ import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
 import org.vrdma.vnic.memory.ByteBufMemory;
+import org.vrdma.vnic.memory.LengthOnlyMemory;
+import org.vrdma.vnic.memory.MemoryRegionBacking;
 import org.vrdma.vnic.transport.RateWindowSource;
 import org.vrdma.vnic.transport.RateWindowSourceFactory;
 import org.vrdma.vnic.transport.RecoveryMode;
@@ -43,7 +45,9 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
     final ProtectionDomain pd;
     final CompletionChannel channel;
     final CompletionQueue cq;
+    /** The registered buffer's bytes; null when the lab carries payload lengths only. */
     final ByteBufMemory memory;
+
     final MemoryRegion mr;
     final int bufferBytes;
     private final VirtualTimeScheduler scheduler;
@@ -68,6 +72,7 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
             VirtualTimeScheduler scheduler,
             ByteBufAllocator allocator,
             int bufferBytes,
+            boolean lengthOnly,
             FlowEngine engine) {
         this.spec = spec;
         this.hostIndex = hostIndex;
@@ -79,9 +84,10 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
         this.channel = context.createCompletionChannel();
         this.cq = context.createCompletionQueue(4096, channel);
         this.bufferBytes = bufferBytes;
-        this.memory = ByteBufMemory.allocate(allocator, bufferBytes);
+        this.memory = lengthOnly ? null : ByteBufMemory.allocate(allocator, bufferBytes);
+        MemoryRegionBacking backing = lengthOnly ? new LengthOnlyMemory(bufferBytes) : memory;
         this.mr = pd.registerMemoryRegion(
-                memory, BUFFER_VA, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+                backing, BUFFER_VA, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
         int maxQp = device.attributes().maxQp();
         this.requesterFlows = new Flow[maxQp];
         this.responderFlows = new Flow[maxQp];
@@ -228,6 +234,8 @@ final class VirtualEni implements EniHandle, IntTelemetrySink, TimerHandler {
         pd.deallocate();
         context.close();
         device.close();
-        memory.release();
+        if (memory != null) {
+            memory.release();
+        }
     }
 }

@@ -324,10 +324,11 @@ final class VirtualLab implements LabRun {
                         .attributes(DeviceAttributes.defaults().withMaxQp(4096))
                         .config(config)
                         .timers(scheduler)
-                        .codec(new RocePacketCodec())
+                        .codec(t.lengthOnly() ? RocePacketCodec.withoutIcrc() : new RocePacketCodec())
                         .allocator(allocator)
                         .sink((frame, nowNs) -> vs.onEniFrame(eniId, frame));
-                VirtualEni eni = new VirtualEni(spec, h.node(), builder, scheduler, allocator, bufferBytes, engine);
+                VirtualEni eni = new VirtualEni(
+                        spec, h.node(), builder, scheduler, allocator, bufferBytes, t.lengthOnly(), engine);
                 self[0] = eni;
                 vs.addEni(
                         EniConfig.of(eniId, spec.mac(), org.vrdma.harness.lab.Ipv4.format(spec.ipv4()), spec.vni()),
