@@ -50,6 +50,23 @@ public final class Icrc {
      * @return the CRC; store with {@code writeIntLE}
      */
     public int compute(ByteBuf packet, int ipOffset, int ipHeaderBytes, int udpBytes) {
+        return compute(packet, ipOffset, ipHeaderBytes, udpBytes, 0, 0, null, 0);
+    }
+
+    /**
+     * Computes the ICRC of a RoCEv2 packet whose bytes {@code [holeIndex, holeIndex + holeBytes)}
+     * (after the BTH) are not in {@code packet} but at {@code payloadIndex} of {@code payload}: a
+     * frame whose payload is gathered from the memory region when it is sent.
+     */
+    public int compute(
+            ByteBuf packet,
+            int ipOffset,
+            int ipHeaderBytes,
+            int udpBytes,
+            int holeIndex,
+            int holeBytes,
+            ByteBuf payload,
+            int payloadIndex) {
         int pseudoBytes = ipHeaderBytes + Ipv4UdpCodec.UDP_HEADER_BYTES + BTH_BYTES;
         // Int by int: a bulk getBytes from a direct buffer may allocate a ByteBuffer duplicate.
         for (int i = 0; i < pseudoBytes; i += 4) {
@@ -72,7 +89,14 @@ public final class Icrc {
         crc.update(MASKED_LRH, 0, MASKED_LRH.length);
         crc.update(scratch, 0, pseudoBytes);
         int restBytes = udpBytes - Ipv4UdpCodec.UDP_HEADER_BYTES - BTH_BYTES - ICRC_BYTES;
-        update(packet, ipOffset + pseudoBytes, restBytes);
+        int restIndex = ipOffset + pseudoBytes;
+        if (holeBytes > 0) {
+            update(packet, restIndex, holeIndex - restIndex);
+            update(payload, payloadIndex, holeBytes);
+            restBytes -= holeIndex + holeBytes - restIndex;
+            restIndex = holeIndex + holeBytes;
+        }
+        update(packet, restIndex, restBytes);
         return (int) crc.getValue();
     }
 

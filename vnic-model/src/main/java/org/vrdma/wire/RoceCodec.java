@@ -157,6 +157,16 @@ public final class RoceCodec {
      *     payload length announced there
      */
     public void encodeTrailer(RoceHeaders h, int payloadBytes, int ipOffset, ByteBuf out) {
+        encodeTrailer(h, payloadBytes, ipOffset, out, null, 0);
+    }
+
+    /**
+     * {@link #encodeTrailer(RoceHeaders, int, int, ByteBuf)} for a frame whose payload was not
+     * written but skipped (the writer index moved past it): it is read for the ICRC from {@code
+     * payload} at {@code payloadIndex}, and the frame's sender fills it in.
+     */
+    public void encodeTrailer(
+            RoceHeaders h, int payloadBytes, int ipOffset, ByteBuf out, ByteBuf payload, int payloadIndex) {
         int udpPayloadBytes = udpPayloadBytes(h.opcode, payloadBytes);
         int udpBytes = Ipv4UdpCodec.UDP_HEADER_BYTES + udpPayloadBytes;
         int written = out.writerIndex() - ipOffset;
@@ -171,7 +181,18 @@ public final class RoceCodec {
             return;
         }
         out.writeZero(h.padCount);
-        out.writeIntLE(icrc.compute(out, ipOffset, Ipv4UdpCodec.IPV4_HEADER_BYTES, udpBytes));
+        int icrcValue = payload == null
+                ? icrc.compute(out, ipOffset, Ipv4UdpCodec.IPV4_HEADER_BYTES, udpBytes)
+                : icrc.compute(
+                        out,
+                        ipOffset,
+                        Ipv4UdpCodec.IPV4_HEADER_BYTES,
+                        udpBytes,
+                        out.writerIndex() - h.padCount - payloadBytes,
+                        payloadBytes,
+                        payload,
+                        payloadIndex);
+        out.writeIntLE(icrcValue);
     }
 
     /**

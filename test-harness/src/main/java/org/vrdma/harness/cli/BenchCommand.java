@@ -132,6 +132,7 @@ final class BenchCommand implements Callable<Integer> {
         double allocPerRoundTrip;
         double cpuPerWriteUs;
         double cpuPerRoundTripUs;
+        String cpuSplit;
         try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
@@ -146,17 +147,23 @@ final class BenchCommand implements Callable<Integer> {
             double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
-            long cpu0 = loopCpuNs(lab);
+            long cpuA0 = loopCpuNs(lab, true);
+            long cpuB0 = loopCpuNs(lab, false);
+            long cpu0 = cpuA0 + cpuB0;
+            long wall0 = System.nanoTime();
             long alloc0 = loopAllocatedBytes(lab);
             long[] u0 = underlayCounters(lab);
             rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
-            long cpu1 = loopCpuNs(lab);
+            long wallNs = System.nanoTime() - wall0;
+            long cpuA1 = loopCpuNs(lab, true);
+            long cpuB1 = loopCpuNs(lab, false);
+            long cpu1 = cpuA1 + cpuB1;
             long alloc1 = loopAllocatedBytes(lab);
             long[] u1 = underlayCounters(lab);
             long[] bp1 = lab.busyPollCounters();
             TransportCounters afterBw = lab.transportCounters();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
-            long cpu2 = loopCpuNs(lab);
+            long cpu2 = loopCpuNs(lab, true) + loopCpuNs(lab, false);
             long alloc2 = loopAllocatedBytes(lab);
             long[] u2 = underlayCounters(lab);
             long[] bp2 = lab.busyPollCounters();
@@ -169,6 +176,13 @@ final class BenchCommand implements Callable<Integer> {
                     + perOp("per round trip", u1, u2, rdmaLat.iterations(), -1);
             cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
             cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
+            long writes = Math.max(1, rdmaBw.iterations());
+            cpuSplit = String.format(
+                    "sender's loop %.1f us (busy %.0f%% of the run), receiver's %.1f us (busy %.0f%%)",
+                    (cpuA1 - cpuA0) / 1e3 / writes,
+                    100.0 * (cpuA1 - cpuA0) / Math.max(1, wallNs),
+                    (cpuB1 - cpuB0) / 1e3 / writes,
+                    100.0 * (cpuB1 - cpuB0) / Math.max(1, wallNs));
             counters = minus(lab.transportCounters(), before);
         }
         long rcvbufErrors = udpRcvbufErrors() - rcvbufErrorsBefore;
@@ -208,8 +222,9 @@ final class BenchCommand implements Callable<Integer> {
                 counters.duplicateRequests,
                 rcvbufErrors < 0 ? "n/a" : Long.toString(rcvbufErrors));
         out.printf(
-                "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE, %.1f us per round trip%n",
-                cpuPerWriteUs, sizeBytes, cpuPerRoundTripUs);
+                "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE (%s), %.1f us per round"
+                        + " trip%n",
+                cpuPerWriteUs, sizeBytes, cpuSplit, cpuPerRoundTripUs);
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
         out.printf(
@@ -240,19 +255,22 @@ final class BenchCommand implements Callable<Integer> {
         return windowBytes > 0 ? RealTimeProfile.transport().withWindowBytes(windowBytes) : RealTimeProfile.transport();
     }
 
-    /** CPU time of both hosts' event-loop threads (vSwitch + vNIC + sockets), 0 where unsupported. */
-    private static long loopCpuNs(RealTimeTwoHostLab lab) {
+    /**
+     * CPU time of host A's (the WRITE sender's) or host B's event-loop thread (vSwitch + vNIC +
+     * sockets), 0 where unsupported.
+     */
+    private static long loopCpuNs(RealTimeTwoHostLab lab, boolean hostA) {
         java.util.function.Supplier<Long> own =
                 () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
-        return lab.onA(own) + lab.onB(own);
+        return hostA ? lab.onA(own) : lab.onB(own);
     }
 
     /**
      * Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read
-     * bursts, {@code recvmmsg} calls.
+     * bursts, {@code recvmmsg} calls, datagrams sent with their payload from memory, {@code sendmmsg} calls.
      */
     private static long[] underlayCounters(RealTimeTwoHostLab lab) {
-        long[] sum = new long[6];
+        long[] sum = new long[8];
         for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
             long[] c = h.call(vs -> {
                 NettyUnderlay u = h.underlay();
@@ -262,7 +280,9 @@ final class BenchCommand implements Callable<Integer> {
                     u.flushes(),
                     u.datagramsReceived(),
                     u.readBursts(),
-                    u.receiveCalls()
+                    u.receiveCalls(),
+                    u.deferredPayloads(),
+                    u.sendCalls()
                 };
             });
             for (int i = 0; i < sum.length; i++) {
@@ -283,12 +303,15 @@ final class BenchCommand implements Callable<Integer> {
     private static String perOp(String label, long[] from, long[] to, long ops, long acks) {
         double n = Math.max(1, ops);
         return String.format(
-                "%s %.1f datagrams%s, %.2f GSO sends, %.2f flushes, %.2f read bursts, %.2f recvmmsg calls",
+                "%s %.1f datagrams%s (%.1f with the payload sent from the memory region), %.2f GSO sends,"
+                        + " %.2f flushes (%.2f sendmmsg calls), %.2f read bursts, %.2f recvmmsg calls",
                 label,
                 (to[0] - from[0]) / n,
                 acks >= 0 ? String.format(" (%.1f ACKs)", acks / n) : "",
+                (to[6] - from[6]) / n,
                 (to[1] - from[1]) / n,
                 (to[2] - from[2]) / n,
+                (to[7] - from[7]) / n,
                 (to[4] - from[4]) / n,
                 (to[5] - from[5]) / n);
     }

@@ -38,7 +38,14 @@ class BenchCommandTest {
                                 + " found while polling \\([0-9.]+ read directly, without epoll\\), [0-9.]+ empty polls;"
                                 + " \\d+ polls cut short");
         assertThat(text).containsPattern("per WRITE [0-9.]+ datagrams .*[0-9.]+ read bursts, [0-9.]+ recvmmsg calls");
-        assertThat(text).containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE, [0-9.]+ us per round trip");
+        assertThat(text)
+                .containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE \\(sender's loop [0-9.]+ us \\(busy \\d+% of the"
+                        + " run\\), receiver's [0-9.]+ us \\(busy \\d+%\\)\\), [0-9.]+ us per round trip");
+        // Where the payload was sent from, and the sendmmsg calls that sent it.
+        assertThat(text)
+                .containsPattern(
+                        "per WRITE [0-9.]+ datagrams \\([0-9.]+ ACKs\\) \\([0-9.]+ with the payload sent from the"
+                                + " memory region\\), [0-9.]+ GSO sends, [0-9.]+ flushes \\([0-9.]+ sendmmsg calls\\)");
         // Unmodified perftest through the native library, in the same run.
         assertThat(text).contains("perftest over the emulator: unmodified ib_write_bw / ib_send_lat");
         assertThat(text)

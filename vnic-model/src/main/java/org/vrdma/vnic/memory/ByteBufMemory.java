@@ -27,6 +27,7 @@ public final class ByteBufMemory implements MemoryRegionBacking {
     }
 
     /** The underlying buffer, for applications that fill or inspect memory directly. */
+    @Override
     public ByteBuf buffer() {
         return buf;
     }

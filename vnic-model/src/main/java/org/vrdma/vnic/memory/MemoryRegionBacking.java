@@ -15,6 +15,14 @@ public interface MemoryRegionBacking {
     /** Size in bytes. */
     long capacity();
 
+    /**
+     * The buffer whose index {@code i} is byte {@code i} of this memory, when there is one (so a frame
+     * may point at the bytes instead of copying them); null otherwise.
+     */
+    default ByteBuf buffer() {
+        return null;
+    }
+
     /** Appends {@code length} bytes starting at {@code offset} to {@code dst} (advances its writer index). */
     void read(long offset, ByteBuf dst, int length);
 

@@ -16,4 +16,18 @@ public interface PayloadSource {
      * @throws RuntimeException as the memory reports it (a bad address); nothing is sent then
      */
     void gather(long messageOffset, ByteBuf dst, int lengthBytes);
+
+    /**
+     * The direct buffer that holds bytes {@code [messageOffset, messageOffset + lengthBytes)} of the
+     * message contiguously, or null when they are split, on the heap or not in a buffer; {@link
+     * #contiguousIndex} gives where.
+     */
+    default ByteBuf contiguousBuffer(long messageOffset, int lengthBytes) {
+        return null;
+    }
+
+    /** The index in {@link #contiguousBuffer}'s buffer of message byte {@code messageOffset}. */
+    default int contiguousIndex(long messageOffset) {
+        throw new UnsupportedOperationException();
+    }
 }

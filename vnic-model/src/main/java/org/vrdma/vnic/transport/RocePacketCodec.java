@@ -13,6 +13,9 @@ import org.vrdma.wire.RoceHeaders;
  * confined to the device's thread).
  */
 public final class RocePacketCodec implements PacketCodec {
+    /** Smaller payloads are copied into the frame: an iovec of their own costs more than the copy. */
+    static final int MIN_DEFERRED_PAYLOAD_BYTES = 256;
+
     private final RoceCodec codec;
     private final RoceHeaders tx = new RoceHeaders();
     private final RoceHeaders rx = new RoceHeaders();
@@ -102,6 +105,21 @@ public final class RocePacketCodec implements PacketCodec {
         out.setIndex(headroomBytes, headroomBytes);
         try {
             final int ipOffset = codec.encodeHeaders(h, payloadBytes, out);
+            final ByteBuf memory =
+                    payloadBytes >= MIN_DEFERRED_PAYLOAD_BYTES && allocator instanceof DeferredPayloadAllocator
+                            ? p.payloadSource.contiguousBuffer(p.payloadSourceOffset, payloadBytes)
+                            : null;
+            if (memory != null) {
+                final int memoryIndex = p.payloadSource.contiguousIndex(p.payloadSourceOffset);
+                final int hole = out.writerIndex();
+                if (((DeferredPayloadAllocator) allocator)
+                        .deferPayload(out, hole, payloadBytes, memory.memoryAddress() + memoryIndex)) {
+                    // The sender gathers the payload from the memory region: skipped here.
+                    out.writerIndex(hole + payloadBytes);
+                    codec.encodeTrailer(h, payloadBytes, ipOffset, out, memory, memoryIndex);
+                    return out;
+                }
+            }
             p.payloadSource.gather(p.payloadSourceOffset, out, payloadBytes);
             codec.encodeTrailer(h, payloadBytes, ipOffset, out);
         } catch (final RuntimeException e) {

@@ -73,6 +73,38 @@ final class SendWqe implements PayloadSource {
         }
     }
 
+    @Override
+    public ByteBuf contiguousBuffer(long msgOffset, final int len) {
+        if (isInline) {
+            return null;
+        }
+        for (int i = 0; i < numSge; i++) {
+            final int sl = length[i];
+            if (msgOffset >= sl) {
+                msgOffset -= sl;
+                continue;
+            }
+            if (msgOffset + len > sl) {
+                return null;
+            }
+            final ByteBuf b = mr[i].backing().buffer();
+            return b != null && b.isDirect() && b.hasMemoryAddress() ? b : null;
+        }
+        return null;
+    }
+
+    @Override
+    public int contiguousIndex(long msgOffset) {
+        for (int i = 0; i < numSge; i++) {
+            final int sl = length[i];
+            if (msgOffset < sl) {
+                return (int) (offset[i] + msgOffset);
+            }
+            msgOffset -= sl;
+        }
+        throw new IllegalArgumentException("offset " + msgOffset + " past the message");
+    }
+
     /** Writes {@code len} bytes of {@code src} at {@code srcIndex} to message offset {@code msgOffset}. */
     void scatter(long msgOffset, final ByteBuf src, int srcIndex, int len) {
         Scatter.write(mr, offset, length, numSge, msgOffset, src, srcIndex, len);

@@ -17,4 +17,11 @@ public interface UnderlayPort {
     int OUTER_HEADERS_BYTES = 42;
 
     void send(ByteBuf datagram, long destinationUnderlayAddress);
+
+    /**
+     * Fills in whatever of {@code frame} (an inner frame the switch is about to hand to anything
+     * but {@link #send}, e.g. a local ENI) this underlay agreed to gather only when sending it (a
+     * payload left in the memory region, see {@code DeferredPayloadAllocator}). Nothing by default.
+     */
+    default void completeFrame(ByteBuf frame) {}
 }

@@ -365,6 +365,18 @@ public final class VSwitch {
         return uplink;
     }
 
+    /**
+     * Whether a frame an ENI sends toward the underlay reaches {@link UnderlayPort#send} without
+     * anything reading its payload on the way: no capture, and no fault that duplicates frames (a
+     * duplicate is a copy). The underlay may then gather a frame's payload only when it sends it.
+     */
+    public boolean sendsFramesAsBuilt() {
+        EgressConfig c = uplink.config();
+        return capture == null
+                && c.dataFaults().duplicateProbability() == 0
+                && c.controlFaults().duplicateProbability() == 0;
+    }
+
     /** Starts (or replaces) a capture; null stops it. */
     public void capture(PacketCapture packetCapture) {
         this.capture = packetCapture;
@@ -510,6 +522,7 @@ public final class VSwitch {
         }
         if (route.local != null) {
             localDeliveries++;
+            underlay.completeFrame(frame);
             toEni(route.local, frame, nowNs, null);
             return;
         }

@@ -13,6 +13,7 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import org.vrdma.vnic.transport.DeferredPayloadAllocator;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.pipeline.UnderlayPort;
 import org.vrdma.vswitch.pipeline.VSwitch;
@@ -81,6 +82,8 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean flushScheduled;
     /** Reads the socket when the channel does not (epoll with FFM); null when the channel reads. */
     private DatagramReceiver receiver;
+    /** Sends GSO batches with sendmmsg (epoll with FFM and GSO); null when the channel sends. */
+    private DatagramSender sender;
 
     // Send arena: [0, cursor) is taken (batches written or open, frames handed out).
     private ByteBuf arena;
@@ -106,6 +109,15 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private boolean lastReservationAbandoned;
     private final byte[] savedTail = new byte[OUTER];
     private final byte[] widenScratch = new byte[WIDEN_MAX_BYTES];
+    // The reservation's payload when its vNIC left it in memory (deferPayload): arena offset, length,
+    // native address to gather it from. resHoleBytes == 0: none.
+    private int resHoleStart;
+    private int resHoleBytes;
+    private long resHoleAddress;
+    // Per segment of the open batch, the same: sent from memory by the segment's iovecs.
+    private final int[] holeStart = new int[MAX_SEGMENTS];
+    private final int[] holeBytes = new int[MAX_SEGMENTS];
+    private final long[] holeAddress = new long[MAX_SEGMENTS];
     /** {@link #PAD_BYTES}, or 0 once a send failed: a path whose MTU has no room for the padding. */
     private int padBytes = PAD_BYTES;
 
@@ -114,6 +126,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private long gsoSegments;
     private long inPlaceDatagrams;
     private long abandonedReservations;
+    private long deferredPayloads;
     private long widenedDatagrams;
     private long sendsDroppedNotWritable;
     private long sendErrors;
@@ -136,6 +149,45 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
 
     void receiver(DatagramReceiver r) {
         this.receiver = r;
+    }
+
+    void sender(DatagramSender s) {
+        this.sender = s;
+    }
+
+    /** Whether GSO batches leave through this underlay's own {@code sendmmsg} rather than the channel. */
+    public boolean directSends() {
+        return sender != null;
+    }
+
+    /** {@code sendmmsg} calls made by the direct sender (0 when the channel sends). */
+    public long sendCalls() {
+        return sender == null ? 0 : sender.calls();
+    }
+
+    /** Messages (GSO sends or datagrams) the direct sender could not send: socket full or refused. */
+    public long sendsDropped() {
+        return sender == null ? 0 : sender.messagesDropped();
+    }
+
+    /** A message the kernel refused ({@code errno}): counted as the channel's failed writes are. */
+    void onSendError(int errno) {
+        sendErrors++;
+        // A GSO segment size above the path MTU fails the send (EMSGSIZE or EINVAL): without padding
+        // the segments are no larger than the datagrams themselves. What was lost is resent by RC.
+        padBytes = 0;
+        lastSendError = "sendmmsg: " + errnoName(errno);
+    }
+
+    private static String errnoName(int errno) {
+        return switch (errno) {
+            case 90 -> "Message too long (EMSGSIZE)";
+            case 22 -> "Invalid argument (EINVAL)";
+            case 101 -> "Network is unreachable (ENETUNREACH)";
+            case 111 -> "Connection refused (ECONNREFUSED)";
+            case 105 -> "No buffer space available (ENOBUFS)";
+            default -> "errno " + errno;
+        };
     }
 
     /** Whether the socket is read with {@code recvmmsg} by this underlay rather than by the channel. */
@@ -212,6 +264,14 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             if (!batchOpen) {
                 openBatch(start, destination, bytes);
             }
+            // A datagram moved forward by widenMoving took its unwritten payload bytes along.
+            holeStart[segments] = resHoleStart + start - resStart;
+            holeBytes[segments] = resHoleBytes;
+            holeAddress[segments] = resHoleAddress;
+            if (resHoleBytes > 0) {
+                deferredPayloads++;
+                resHoleBytes = 0;
+            }
             append(start, bytes);
             cursor = batchEnd;
             lastReservationAbandoned = false;
@@ -240,6 +300,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             openBatch(cursor, destination, bytes);
         }
         arena.setBytes(cursor, datagram, datagram.readerIndex(), bytes);
+        holeBytes[segments] = 0;
         append(cursor, bytes);
         cursor = batchEnd;
         datagram.release();
@@ -372,6 +433,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             arena.getBytes(start, savedTail, 0, OUTER);
         }
         reserved = true;
+        resHoleBytes = 0;
         resOverlaps = overlap;
         resStart = start + OUTER;
         resEnd = start + capacityBytes;
@@ -385,11 +447,18 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void abandonReservation() {
         reserved = false;
         abandonedReservations++;
+        materializeReservation();
         if (resOverlaps) {
             // The last datagram with its padding is [lastStart, batchEnd); the saved tail is its end.
             int paddedBytes = batchEnd - lastStart;
             ByteBuf copy = allocator.directBuffer(paddedBytes);
             copy.writeBytes(arena, lastStart, paddedBytes - OUTER).writeBytes(savedTail, 0, OUTER);
+            int last = segments - 1;
+            if (holeBytes[last] > 0) {
+                // Its payload is still in memory: the copy takes it from there.
+                DatagramSender.copyMemory(
+                        holeAddress[last], copy.memoryAddress() + holeStart[last] - lastStart, holeBytes[last]);
+            }
             copy.writerIndex(lastBytes);
             long destination = batchDestination;
             segments--;
@@ -402,7 +471,15 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             } else {
                 batchOpen = false;
             }
-            if (channel.isWritable()) {
+            if (sender != null && copy.hasMemoryAddress()) {
+                if (!sender.hasRoom(1)) {
+                    sender.flush();
+                }
+                sender.begin(destination, 0);
+                sender.gather(copy.memoryAddress() + copy.readerIndex(), copy.readableBytes());
+                sender.end();
+                sender.hold(copy);
+            } else if (channel.isWritable()) {
                 channel.write(new DatagramPacket(copy, address(destination)), channel.voidPromise());
             } else {
                 sendsDroppedNotWritable++;
@@ -413,6 +490,40 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         cursor = Math.max(cursor, resEnd);
         lastReservationAbandoned = true;
+    }
+
+    /** Copies the reserved frame's payload in from memory: the frame is read or held by others now. */
+    private void materializeReservation() {
+        if (resHoleBytes > 0) {
+            DatagramSender.copyMemory(resHoleAddress, arenaAddress + resHoleStart, resHoleBytes);
+            resHoleBytes = 0;
+        }
+    }
+
+    @Override
+    public void completeFrame(ByteBuf frame) {
+        materializeReservation();
+    }
+
+    /** {@link DeferredPayloadAllocator#deferPayload} for the frame last handed out. */
+    private boolean deferPayload(ByteBuf frame, int index, int lengthBytes, long address) {
+        if (!reserved
+                || resHoleBytes != 0
+                || sender == null
+                || address == 0
+                || !frame.hasMemoryAddress()
+                || frame.memoryAddress() != arenaAddress + resStart - OUTER
+                || !vswitch.sendsFramesAsBuilt()) {
+            return false;
+        }
+        int start = resStart - OUTER + index;
+        if (start < resStart || start + lengthBytes > resEnd) {
+            return false;
+        }
+        resHoleStart = start;
+        resHoleBytes = lengthBytes;
+        resHoleAddress = address;
+        return true;
     }
 
     private void newArena() {
@@ -428,6 +539,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     private void writeBatch() {
         batchOpen = false;
         lastReservationAbandoned = false;
+        if (sender != null && arenaAddress != 0) {
+            queueBatch();
+            return;
+        }
         if (!channel.isWritable()) {
             sendsDroppedNotWritable += segments;
             return;
@@ -443,6 +558,31 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
             channel.write(
                     new io.netty.channel.epoll.SegmentedDatagramPacket(b, segmentBytes, to), channel.voidPromise());
         }
+    }
+
+    /** The closed batch as one message of the direct sender: the arena is held until it left. */
+    private void queueBatch() {
+        if (!sender.hasRoom(2 * segments + 1)) {
+            sender.flush();
+        }
+        if (segments > 1) {
+            gsoSends++;
+            gsoSegments += segments;
+        }
+        sender.begin(batchDestination, segments > 1 ? segmentBytes : 0);
+        // Headers from the arena, payloads left in memory from there; the last segment leaves
+        // without its padding.
+        int from = batchStart;
+        for (int i = 0; i < segments; i++) {
+            if (holeBytes[i] > 0) {
+                sender.gather(arenaAddress + from, holeStart[i] - from);
+                sender.gather(holeAddress[i], holeBytes[i]);
+                from = holeStart[i] + holeBytes[i];
+            }
+        }
+        sender.gather(arenaAddress + from, lastStart + lastBytes - from);
+        sender.end();
+        sender.hold(arena.retain());
     }
 
     private void scheduleFlush() {
@@ -467,6 +607,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         if (batchOpen) {
             writeBatch();
+        }
+        if (sender != null) {
+            sender.flush();
         }
         channel.flush();
     }
@@ -565,6 +708,10 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         }
         reserved = false;
         batchOpen = false;
+        if (sender != null) {
+            sender.close();
+            sender = null;
+        }
         if (arena != null) {
             arena.release();
             arena = null;
@@ -607,6 +754,11 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return inPlaceDatagrams;
     }
 
+    /** Datagrams whose payload the kernel gathered straight from the memory region (no copy into the frame). */
+    public long deferredPayloads() {
+        return deferredPayloads;
+    }
+
     /** Frames handed out in the arena that were not sent in turn (dropped, queued, delivered locally). */
     public long abandonedReservations() {
         return abandonedReservations;
@@ -644,7 +796,7 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     }
 
     /** {@link #frameAllocator()}: direct frames in the send arena, everything else pooled. */
-    private final class FrameAllocator extends AbstractByteBufAllocator {
+    private final class FrameAllocator extends AbstractByteBufAllocator implements DeferredPayloadAllocator {
         FrameAllocator() {
             super(true);
         }
@@ -658,6 +810,11 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
             ByteBuf frame = reserve(initialCapacity);
             return frame != null ? frame : pooled().directBuffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        public boolean deferPayload(ByteBuf frame, int index, int lengthBytes, long address) {
+            return NettyUnderlay.this.deferPayload(frame, index, lengthBytes, address);
         }
 
         @Override

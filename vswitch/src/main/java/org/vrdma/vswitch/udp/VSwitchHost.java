@@ -139,6 +139,12 @@ public final class VSwitchHost implements AutoCloseable {
                         VSwitch vs =
                                 new VSwitch(config, new EventLoopTimerService(loop), PooledByteBufAllocator.DEFAULT, u);
                         u.attach(channel, vs);
+                        if (u.gso() && DatagramSender.available()) {
+                            // GSO sends leave through sendmmsg called directly (FFM), gathered from
+                            // the send arena: no packet object or outbound-buffer entry per send.
+                            int fd = ((EpollDatagramChannel) channel).fd().intValue();
+                            u.sender(new DatagramSender(fd, u::onSendError));
+                        }
                         if (direct) {
                             startReceiver(u, channel, loop, gro);
                         }

@@ -1,0 +1,291 @@
+package org.vrdma.vswitch.udp;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import io.netty.buffer.ByteBuf;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import org.vrdma.vswitch.pipeline.UnderlayAddress;
+
+/**
+ * Sends the underlay's datagrams with {@code sendmmsg} (FFM): each message is a GSO send (a {@code
+ * UDP_SEGMENT} control message with the segment size) or a single datagram, gathered from any
+ * number of native memory ranges (an iovec each), so a segment's headers and its payload need not
+ * lie together. Messages are queued in native arrays built once (no object per send, unlike Netty's
+ * {@code SegmentedDatagramPacket} and outbound-buffer entry) and leave in one call per flush; the
+ * buffers they point into are held until then.
+ *
+ * <p>Confined to the channel's event loop. It writes on the channel's own descriptor, which is
+ * non-blocking: a full socket ({@code EAGAIN}) drops what is left of the flush (counted; RC
+ * retransmits it).
+ */
+final class DatagramSender implements AutoCloseable {
+    /** Messages queued per {@code sendmmsg}: the kernel's UIO_MAXIOV bounds the call as well. */
+    static final int MAX_MESSAGES = 64;
+    /** Iovecs over all queued messages; one message holds at most UIO_MAXIOV (1024). */
+    static final int MAX_IOVECS = 1024;
+
+    private static final int EAGAIN = 11;
+    private static final int EINTR = 4;
+    private static final int AF_INET = 2;
+    private static final int SOL_UDP = 17;
+    private static final int UDP_SEGMENT = 103;
+
+    // struct mmsghdr on LP64 Linux: msghdr (56 bytes) + msg_len, padded to 64.
+    private static final int MMSG_BYTES = 64;
+    private static final int NAME = 0;
+    private static final int NAME_LEN = 8;
+    private static final int IOV = 16;
+    private static final int IOV_LEN = 24;
+    private static final int CONTROL = 32;
+    private static final int CONTROL_LEN = 40;
+    private static final int IOVEC_BYTES = 16;
+    private static final int SOCKADDR_IN_BYTES = 16;
+    /** CMSG_SPACE(sizeof(uint16_t)): header (16) + data, aligned to 8. */
+    private static final int CONTROL_BYTES = 24;
+    /** CMSG_LEN(sizeof(uint16_t)). */
+    private static final int SEGMENT_CMSG_LEN = 18;
+
+    private static final ValueLayout.OfInt INT_BE = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfShort SHORT_BE = JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN);
+
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO =
+            CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno")).withInvokeExactBehavior();
+    private static final MethodHandle SENDMMSG;
+    /** All of the address space, to copy between native addresses without a segment per copy. */
+    private static final MemorySegment EVERYWHERE;
+
+    private static final Throwable UNAVAILABLE;
+
+    static {
+        MethodHandle sendmmsg = null;
+        MemorySegment everywhere = null;
+        Throwable unavailable = null;
+        try {
+            everywhere = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+            // The message array is passed as its address (a long): no segment object per call.
+            Linker linker = Linker.nativeLinker();
+            sendmmsg = linker.downcallHandle(
+                    linker.defaultLookup().find("sendmmsg").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT),
+                    Linker.Option.captureCallState("errno"));
+        } catch (Throwable t) {
+            unavailable = t;
+        }
+        SENDMMSG = sendmmsg;
+        EVERYWHERE = everywhere;
+        UNAVAILABLE = unavailable;
+    }
+
+    /** Copies {@code lengthBytes} between two native addresses (live direct memory). */
+    static void copyMemory(long fromAddress, long toAddress, int lengthBytes) {
+        MemorySegment.copy(EVERYWHERE, fromAddress, EVERYWHERE, toAddress, lengthBytes);
+    }
+
+    /**
+     * Whether this JVM may call {@code sendmmsg} directly; otherwise Netty's channel sends. {@code
+     * -Dvrdma.underlay.directSends=false} makes the channel send (to compare the two).
+     */
+    static boolean available() {
+        return UNAVAILABLE == null && !"false".equals(System.getProperty("vrdma.underlay.directSends"));
+    }
+
+    /** What a failed message tells the underlay. */
+    interface Errors {
+        /** A message the kernel refused ({@code errno} other than EAGAIN): it is skipped. */
+        void onSendError(int errno);
+    }
+
+    private final int fd;
+    private final Errors errors;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment msgs;
+    private final MemorySegment iovs;
+    private final MemorySegment names;
+    private final MemorySegment controls;
+    private final MemorySegment errno;
+    private final long msgsAddress;
+    private final long iovsAddress;
+    private final long namesAddress;
+    private final long controlsAddress;
+    /** Buffers the queued iovecs point into, released after the flush. */
+    private ByteBuf[] held = new ByteBuf[MAX_MESSAGES * 2];
+
+    private int heldCount;
+    private int messages;
+    private int iovecs;
+    private int messageFirstIovec;
+    private long lastIovecEnd;
+    private boolean closed;
+
+    private long calls;
+    private long messagesSent;
+    private long messagesDropped;
+
+    DatagramSender(int fd, Errors errors) {
+        this.fd = fd;
+        this.errors = errors;
+        msgs = arena.allocate((long) MAX_MESSAGES * MMSG_BYTES, 8);
+        iovs = arena.allocate((long) MAX_IOVECS * IOVEC_BYTES, 8);
+        names = arena.allocate((long) MAX_MESSAGES * SOCKADDR_IN_BYTES, 8);
+        controls = arena.allocate((long) MAX_MESSAGES * CONTROL_BYTES, 8);
+        errno = arena.allocate(CAPTURE);
+        msgsAddress = msgs.address();
+        iovsAddress = iovs.address();
+        namesAddress = names.address();
+        controlsAddress = controls.address();
+        for (int i = 0; i < MAX_MESSAGES; i++) {
+            long m = (long) i * MMSG_BYTES;
+            msgs.set(JAVA_LONG, m + NAME, namesAddress + (long) i * SOCKADDR_IN_BYTES);
+            msgs.set(JAVA_INT, m + NAME_LEN, SOCKADDR_IN_BYTES);
+            long c = (long) i * CONTROL_BYTES;
+            controls.set(JAVA_LONG, c, SEGMENT_CMSG_LEN);
+            controls.set(JAVA_INT, c + 8, SOL_UDP);
+            controls.set(JAVA_INT, c + 12, UDP_SEGMENT);
+        }
+    }
+
+    /** Whether one more message of up to {@code iovecsNeeded} iovecs fits before a flush. */
+    boolean hasRoom(int iovecsNeeded) {
+        return messages < MAX_MESSAGES && iovecs + iovecsNeeded <= MAX_IOVECS;
+    }
+
+    /**
+     * Starts a message to {@code destination}; {@code segmentBytes} &gt; 0 makes it a GSO send cut
+     * into datagrams of that size (the last may be shorter). The caller made sure it fits ({@link
+     * #hasRoom}).
+     */
+    void begin(long destination, int segmentBytes) {
+        long m = (long) messages * MMSG_BYTES;
+        long n = (long) messages * SOCKADDR_IN_BYTES;
+        names.set(JAVA_SHORT, n, (short) AF_INET);
+        names.set(SHORT_BE, n + 2, (short) UnderlayAddress.port(destination));
+        names.set(INT_BE, n + 4, UnderlayAddress.ipv4(destination));
+        msgs.set(JAVA_LONG, m + IOV, iovsAddress + (long) iovecs * IOVEC_BYTES);
+        if (segmentBytes > 0) {
+            long c = (long) messages * CONTROL_BYTES;
+            controls.set(JAVA_SHORT, c + 16, (short) segmentBytes);
+            msgs.set(JAVA_LONG, m + CONTROL, controlsAddress + c);
+            msgs.set(JAVA_LONG, m + CONTROL_LEN, CONTROL_BYTES);
+        } else {
+            msgs.set(JAVA_LONG, m + CONTROL, 0L);
+            msgs.set(JAVA_LONG, m + CONTROL_LEN, 0L);
+        }
+        messageFirstIovec = iovecs;
+        lastIovecEnd = 0;
+    }
+
+    /** Appends {@code lengthBytes} at native {@code address} to the message (merged with the last range when contiguous). */
+    void gather(long address, int lengthBytes) {
+        if (lengthBytes <= 0) {
+            return;
+        }
+        if (iovecs > messageFirstIovec && address == lastIovecEnd) {
+            long len = (long) (iovecs - 1) * IOVEC_BYTES + 8;
+            iovs.set(JAVA_LONG, len, iovs.get(JAVA_LONG, len) + lengthBytes);
+        } else {
+            long v = (long) iovecs * IOVEC_BYTES;
+            iovs.set(JAVA_LONG, v, address);
+            iovs.set(JAVA_LONG, v + 8, lengthBytes);
+            iovecs++;
+        }
+        lastIovecEnd = address + lengthBytes;
+    }
+
+    /** Ends the message begun last. */
+    void end() {
+        msgs.set(JAVA_LONG, (long) messages * MMSG_BYTES + IOV_LEN, iovecs - messageFirstIovec);
+        messages++;
+    }
+
+    /** Keeps {@code buf} (the caller's reference) until the queued messages have left. */
+    void hold(ByteBuf buf) {
+        if (heldCount == held.length) {
+            held = java.util.Arrays.copyOf(held, held.length * 2);
+        }
+        held[heldCount++] = buf;
+    }
+
+    int queuedMessages() {
+        return messages;
+    }
+
+    /** Sends every queued message ({@code sendmmsg} until all left or the socket is full), then releases the held buffers. */
+    void flush() {
+        int start = 0;
+        while (start < messages && !closed) {
+            calls++;
+            int n;
+            try {
+                n = (int) SENDMMSG.invokeExact(errno, fd, msgsAddress + (long) start * MMSG_BYTES, messages - start, 0);
+            } catch (Throwable t) {
+                throw new IllegalStateException("sendmmsg", t);
+            }
+            if (n > 0) {
+                messagesSent += n;
+                start += n;
+                continue;
+            }
+            int err = (int) ERRNO.get(errno, 0L);
+            if (err == EINTR) {
+                continue;
+            }
+            if (err == EAGAIN) {
+                break;
+            }
+            // The first message was refused (e.g. EMSGSIZE or EINVAL for a segment above the path
+            // MTU): skip it, send the rest.
+            messagesDropped++;
+            errors.onSendError(err);
+            start++;
+        }
+        messagesDropped += messages - start;
+        messages = 0;
+        iovecs = 0;
+        for (int i = 0; i < heldCount; i++) {
+            held[i].release();
+            held[i] = null;
+        }
+        heldCount = 0;
+    }
+
+    long calls() {
+        return calls;
+    }
+
+    long messagesSent() {
+        return messagesSent;
+    }
+
+    /** Messages not sent: the socket was full, or the kernel refused them. */
+    long messagesDropped() {
+        return messagesDropped;
+    }
+
+    /** Drops what is queued and frees the native arrays. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        for (int i = 0; i < heldCount; i++) {
+            held[i].release();
+            held[i] = null;
+        }
+        heldCount = 0;
+        messages = 0;
+        closed = true;
+        arena.close();
+    }
+}
