@@ -84,6 +84,8 @@ final class RcRequester {
     private long rtoDeadlineNs;
     /** A tail-loss probe may still go in the current period. */
     private boolean probeDue;
+    /** When the last ACK, NAK or response arrived: a path that answers needs no probe. */
+    private long lastAnswerNs;
 
     private long rtoTimerId = TimerService.NO_TIMER;
     private long rtoTimerAtNs;
@@ -579,6 +581,7 @@ final class RcRequester {
     /** An ACK/NAK, READ response or atomic ACK for this requester. */
     void onResponse(final TransportPacket p, final long nowNs) {
         final int op = p.opcode;
+        lastAnswerNs = nowNs;
         if (op == Opcodes.RC_ACKNOWLEDGE) {
             counters.rxAcks++;
             onAcknowledge(p, nowNs);
@@ -1018,13 +1021,14 @@ final class RcRequester {
 
     /**
      * When a tail-loss probe goes if nothing progressed: two smoothed round trips plus the pacer's
-     * ACK gap after the period began. Before the first RTT sample there is no probe.
+     * ACK gap after the period began or the last answer arrived (NAKs still coming show a live path
+     * and the holes they report). Before the first RTT sample there is no probe.
      */
     private long probeDeadlineNs() {
         if (!rto.hasSample()) {
             return Long.MAX_VALUE;
         }
-        return rtoStartNs + 2 * rto.srttNs() + ackGapNs();
+        return Math.max(rtoStartNs, lastAnswerNs) + 2 * rto.srttNs() + ackGapNs();
     }
 
     /**
