@@ -675,7 +675,31 @@ final class RcRequester {
             lastSentNs[psn & trackMask] = nowNs;
         }
         srCursor = Psn.max(srCursor, psn);
-        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : sndMax);
+        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : unplaceableEnd(psn));
+    }
+
+    /**
+     * A NAK without a SACK: a packet arrived beyond the hole at {@code psn} that the responder could
+     * not place, and it drops such packets until the hole is filled. Those are the rest of the hole's
+     * message (its first packet, which names the target, may be the hole) and the SENDs, READs,
+     * atomics and WRITEs with immediate after it, which only take effect in order; a plain WRITE
+     * after them is placed and SACKed if it arrived. Returns the end of that run: resending up to
+     * {@code sndMax} instead resent every packet still on its way, a window per NAK.
+     */
+    private int unplaceableEnd(final int psn) {
+        long seq = findWqe(psn);
+        if (seq < 0) {
+            return sndMax;
+        }
+        int end = Psn.next(sq.get(seq).lastPsn());
+        for (seq++; seq < assignedEnd; seq++) {
+            final SendWqe w = sq.get(seq);
+            if (w.opcode.isWrite() && !w.opcode.hasImm()) {
+                break;
+            }
+            end = Psn.next(w.lastPsn());
+        }
+        return Psn.min(end, sndMax);
     }
 
     /**
@@ -730,8 +754,12 @@ final class RcRequester {
         }
         if (psn != w.readNextPsn) {
             if (Psn.gt(psn, w.readNextPsn)) {
-                counters.outOfSequence++;
                 requestResponseRetry(w, nowNs);
+                if (acceptLaterReadResponse(p)) {
+                    counters.outOfOrderPlaced++;
+                } else {
+                    counters.outOfSequence++;
+                }
             } else {
                 counters.duplicateRequests++;
             }
@@ -754,6 +782,45 @@ final class RcRequester {
             w.responseDone = true;
         }
         onCumulativeAck(psn, nowNs);
+    }
+
+    /**
+     * A response beyond the first READ still missing one: if it is the next one a later READ
+     * expects, it lands in that READ's buffer and counts as selectively acknowledged, so a lost
+     * response costs one request again, not every READ behind it (with 64 one-packet READs in
+     * flight, each of those was dropped and asked for again, one per round trip). Completions stay
+     * in order; a response inside the same READ beyond its hole is still dropped.
+     */
+    private boolean acceptLaterReadResponse(final TransportPacket p) {
+        final int psn = p.psn;
+        final long seq = findWqe(psn);
+        if (seq < 0) {
+            return false;
+        }
+        final SendWqe w = sq.get(seq);
+        if (w.opcode != WrOpcode.RDMA_READ || w.responseDone || psn != w.readNextPsn) {
+            return false;
+        }
+        final long off = (long) Psn.diff(psn, w.firstPsn) * pmtu;
+        final int expect = (int) Math.min(pmtu, w.totalLength - off);
+        if (p.payloadLength() != expect) {
+            return false;
+        }
+        try {
+            w.scatter(off, p.payload, p.payloadIndex, expect);
+        } catch (final VerbsException e) {
+            localFault(w, e);
+            return true;
+        }
+        w.readNextPsn = Psn.next(psn);
+        if (psn == w.lastPsn()) {
+            w.responseDone = true;
+        }
+        if (!sacked.get(psn)) {
+            sacked.set(psn);
+            sackedCount++;
+        }
+        return true;
     }
 
     private void onAtomicAck(final TransportPacket p, final long nowNs) {
@@ -792,11 +859,9 @@ final class RcRequester {
             return;
         }
         w.reRequestedPsn = p;
-        if (mode == RecoveryMode.GO_BACK_N) {
-            goBack(p, nowNs);
-        } else {
-            srSinglePsn = p;
-        }
+        // In both modes only this request goes again: the responder executed the requests after it
+        // (their responses are accepted out of order, see acceptLaterReadResponse).
+        srSinglePsn = p;
     }
 
     private void onCumulativeAck(final int a, final long nowNs) {

@@ -174,4 +174,68 @@ class RcLossRecoveryTest {
             f.settle();
         }
     }
+
+    @ParameterizedTest
+    @EnumSource(RecoveryMode.class)
+    void aLostReadResponseIsAskedForAgainAloneNotWithTheReadsBehindIt(RecoveryMode mode) {
+        try (Fabric f = new Fabric(36, Fabric.fastLink(), TransportConfig.defaults())) {
+            QueuePair[] qp = connect(f, mode);
+            warmUp(f, qp[0]);
+            byte[] data = RecoveryOps.fill(f.b, 16 * 4096, 11);
+            f.a.memory.buffer().setZero(0, 16 * 4096);
+            int[] responses = {0};
+            f.dropBtoA(dropOnce(frame -> Opcodes.isReadResponse(Fabric.opcode(frame)) && ++responses[0] == 2));
+            // Sixteen one-packet READs in flight; the second one's response is lost.
+            for (int i = 0; i < 16; i++) {
+                SendWorkRequest wr = new SendWorkRequest();
+                wr.wrId = i;
+                wr.opcode = WrOpcode.RDMA_READ;
+                wr.sendFlags = SendFlags.SIGNALED;
+                wr.remoteAddr = Fabric.BASE + i * 4096L;
+                wr.rkey = f.b.mr.rkey();
+                wr.addSge(Fabric.BASE + i * 4096L, 4096, f.a.mr.lkey());
+                qp[0].postSend(wr);
+            }
+            assertThat(f.runUntil(() -> f.a.cq.size() == 16, 10_000_000L)).isTrue();
+            WorkCompletion[] wc = {new WorkCompletion()};
+            for (int i = 0; i < 16; i++) {
+                assertThat(f.a.cq.poll(wc)).isEqualTo(1);
+                assertThat(wc[0].status).isEqualTo(WcStatus.SUCCESS);
+                assertThat(wc[0].wrId).isEqualTo(i);
+            }
+            assertThat(qp[0].counters().retransmittedPackets).isEqualTo(1);
+            assertThat(RecoveryOps.contents(f.a, 16 * 4096)).isEqualTo(data);
+            f.settle();
+        }
+    }
+
+    @Test
+    void aLostFirstPacketCostsItsMessageNotTheWindow() {
+        // 64 KiB WRITEs (16 packets each) fill a 1 MiB window; the first packet of the third is lost,
+        // so the responder cannot place the rest of that message (it names the target) and NAKs
+        // without a SACK, while the messages after it are placed and SACKed.
+        try (Fabric f =
+                new Fabric(37, Fabric.fastLink(), TransportConfig.defaults().withWindowBytes(1 << 20))) {
+            QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
+            warmUp(f, qp[0]);
+            byte[] data = RecoveryOps.fill(f.a, 1 << 20, 12);
+            int[] firsts = {0};
+            f.dropAtoB(dropOnce(frame -> Fabric.opcode(frame) == Opcodes.RC_RDMA_WRITE_FIRST && ++firsts[0] == 3));
+            for (int i = 0; i < 16; i++) {
+                SendWorkRequest wr = new SendWorkRequest();
+                wr.wrId = i;
+                wr.opcode = WrOpcode.RDMA_WRITE;
+                wr.sendFlags = i == 15 ? SendFlags.SIGNALED : 0;
+                wr.remoteAddr = Fabric.BASE + i * 65536L;
+                wr.rkey = f.b.mr.rkey();
+                wr.addSge(Fabric.BASE + i * 65536L, 65536, f.a.mr.lkey());
+                qp[0].postSend(wr);
+            }
+            RecoveryOps.awaitSuccess(f, 10_000_000L);
+            assertThat(qp[0].counters().timeouts).isZero();
+            assertThat(qp[0].counters().retransmittedPackets).isEqualTo(16);
+            assertThat(RecoveryOps.contents(f.b, 1 << 20)).isEqualTo(data);
+            f.settle();
+        }
+    }
 }
