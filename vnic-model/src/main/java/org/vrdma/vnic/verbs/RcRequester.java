@@ -63,6 +63,14 @@ final class RcRequester {
     private int srCursor;
     private int srLimit;
     private int srSinglePsn = -1;
+    /**
+     * A second walk over holes already resent: below {@code rewalkEndPsn}, only packets last sent
+     * before {@code rewalkBeforeNs} (the send time of a packet that has since been SACKed) go again.
+     */
+    private boolean rewalking;
+
+    private int rewalkEndPsn;
+    private long rewalkBeforeNs;
 
     private int outstandingRdAtomic;
     /**
@@ -139,6 +147,7 @@ final class RcRequester {
         sacked.clearAll();
         sackedCount = 0;
         inRecovery = false;
+        rewalking = false;
         srSinglePsn = -1;
         outstandingRdAtomic = 0;
         rttSampling = false;
@@ -375,6 +384,14 @@ final class RcRequester {
             if (sacked.get(srCursor)) {
                 srCursor = Psn.next(srCursor);
                 continue;
+            }
+            if (rewalking) {
+                if (Psn.ge(srCursor, rewalkEndPsn)) {
+                    rewalking = false;
+                } else if (lastSentNs[srCursor & trackMask] >= rewalkBeforeNs) {
+                    srCursor = Psn.next(srCursor); // left after the SACKed packet: may still arrive
+                    continue;
+                }
             }
             final long seq = findWqe(srCursor);
             if (seq < 0) {
@@ -669,10 +686,15 @@ final class RcRequester {
             recoveryPoint = sndMax;
             srCursor = psn;
             srLimit = psn;
+            rewalking = false;
         } else if (Psn.lt(psn, srCursor) && resendLost(psn, hasSack ? sack : -1, nowNs)) {
-            // The hole was resent this episode and is still reported: the resend was lost too.
-            srSinglePsn = psn;
-            lastSentNs[psn & trackMask] = nowNs;
+            // The hole was resent this episode and is still reported: the resend was lost too, and
+            // so were the resends after it that left before the packet now SACKed (the path keeps
+            // order). Walk them again; a resent message whose first packet was lost is dropped whole.
+            rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
+            rewalking = true;
+            rewalkBeforeNs = hasSack ? lastSentNs[sack & trackMask] : nowNs - lostRetransmitThresholdNs();
+            srCursor = psn;
         }
         srCursor = Psn.max(srCursor, psn);
         srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : unplaceableEnd(psn));
@@ -1214,6 +1236,7 @@ final class RcRequester {
             recoveryPoint = sndMax;
             srCursor = sndUna;
             srLimit = limit;
+            rewalking = false;
             srSinglePsn = tailProbePsn(limit);
         }
         restartRto(nowNs);
