@@ -1237,7 +1237,8 @@ final class RcRequester {
             srCursor = sndUna;
             srLimit = limit;
             rewalking = false;
-            srSinglePsn = tailProbePsn(limit);
+            srSinglePsn = -1;
+            probeTail(limit, nowNs);
         }
         restartRto(nowNs);
         probeDue = false; // the timeout's own resends probe the tail
@@ -1266,10 +1267,25 @@ final class RcRequester {
             gbnProbeNs = nowNs;
             return;
         }
-        final int tail = tailProbePsn(Psn.next(sndUna));
-        if (tail != -1) {
-            retransmitOne(tail, nowNs);
+        probeTail(Psn.next(sndUna), nowNs);
+    }
+
+    /**
+     * Resends the newest packet beyond {@code fromPsn}, and first the first packet of its WRITE if
+     * that is unSACKed too: a WRITE packet whose first packet (the one naming the target) never
+     * arrived cannot be placed, so the newest alone would bring no SACK when the whole tail was
+     * lost, and each timeout would recover only the oldest packet.
+     */
+    private void probeTail(final int fromPsn, final long nowNs) {
+        final int tail = tailProbePsn(fromPsn);
+        if (tail == -1) {
+            return;
         }
+        final SendWqe w = sq.get(findWqe(tail));
+        if (w.opcode.isWrite() && w.firstPsn != tail && Psn.ge(w.firstPsn, fromPsn) && !sacked.get(w.firstPsn)) {
+            retransmitOne(w.firstPsn, nowNs);
+        }
+        retransmitOne(tail, nowNs);
     }
 
     /**
