@@ -1238,10 +1238,14 @@ final class RcRequester {
             srLimit = limit;
             rewalking = false;
             srSinglePsn = -1;
-            probeTail(limit, nowNs);
         }
         restartRto(nowNs);
         probeDue = false; // the timeout's own resends probe the tail
+        if (mode == RecoveryMode.SELECTIVE_REPEAT) {
+            // After the timer is re-armed: a send with the timer idle would start a new ACK-timeout
+            // period and spare the next expiry its retry.
+            probeTail(srLimit, nowNs);
+        }
         progress(nowNs);
     }
 
