@@ -162,7 +162,8 @@ public final class PerftestSuite {
     public static void printCounters(PrintWriter out, TransportCounters c, long injectedLosses, long ecnMarks) {
         out.printf(
                 " counters: tx %d pkts, rx %d pkts, retransmitted %d, timeouts %d, NAK seq %d, duplicates %d,"
-                        + " out-of-sequence %d, CNPs %d, ECN-marked %d; overlay dropped %d (injected), marked CE %d%n",
+                        + " out-of-sequence %d, CNPs %d, ECN-marked %d; overlay dropped %d (injected), marked CE %d;"
+                        + " tail probes %d%n",
                 c.txPackets,
                 c.rxPackets,
                 c.retransmittedPackets,
@@ -173,6 +174,7 @@ public final class PerftestSuite {
                 c.cnpsSent,
                 c.ecnMarked,
                 injectedLosses,
-                ecnMarks);
+                ecnMarks,
+                c.tailProbes);
     }
 }

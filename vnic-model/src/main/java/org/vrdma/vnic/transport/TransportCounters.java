@@ -18,6 +18,8 @@ public final class TransportCounters {
     public long retransmittedPackets;
     /** Retransmission timer expiries. */
     public long timeouts;
+    /** Tail-loss probes: resends after two round trips without progress, before the RTO. */
+    public long tailProbes;
 
     public long seqNaksSent;
     public long seqNaksReceived;
@@ -80,6 +82,7 @@ public final class TransportCounters {
         sum.rxAcks += sign * rxAcks;
         sum.retransmittedPackets += sign * retransmittedPackets;
         sum.timeouts += sign * timeouts;
+        sum.tailProbes += sign * tailProbes;
         sum.seqNaksSent += sign * seqNaksSent;
         sum.seqNaksReceived += sign * seqNaksReceived;
         sum.rnrNaksSent += sign * rnrNaksSent;
@@ -106,6 +109,7 @@ public final class TransportCounters {
     public String toString() {
         return "TransportCounters{tx=" + txPackets + "/" + txBytes + "B, rx=" + rxPackets + "/" + rxBytes
                 + "B, acks=" + txAcks + "/" + rxAcks + ", retx=" + retransmittedPackets + ", timeouts=" + timeouts
+                + ", tailProbes=" + tailProbes
                 + ", seqNak=" + seqNaksSent + "/" + seqNaksReceived + ", rnrNak=" + rnrNaksSent + "/" + rnrNaksReceived
                 + ", accessNak=" + accessNaksSent + "/" + accessNaksReceived + ", invReqNak=" + invalidRequestNaksSent
                 + "/" + invalidRequestNaksReceived + ", dup=" + duplicateRequests + ", oos=" + outOfSequence

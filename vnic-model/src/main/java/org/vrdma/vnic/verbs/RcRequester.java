@@ -27,6 +27,9 @@ import org.vrdma.vnic.transport.TxWindow;
  * does, so nothing is buffered per packet.
  */
 final class RcRequester {
+    /** Headers and trailer around one packet's payload on the wire (Ethernet to ICRC, at most). */
+    private static final int PACKET_OVERHEAD_BYTES = 80;
+
     private final QueuePair qp;
     private final Device device;
     private final SendQueue sq;
@@ -35,7 +38,9 @@ final class RcRequester {
     private final RtoEstimator rto;
     private final RecoveryMode mode;
     private final PsnBitmap sacked;
-    private final long[] retxTimeNs;
+    /** Time of the last transmission of each tracked PSN (a READ request's at its first PSN). */
+    private final long[] lastSentNs;
+
     private final int trackMask;
     private final TimerService timers;
 
@@ -58,6 +63,14 @@ final class RcRequester {
     private int srCursor;
     private int srLimit;
     private int srSinglePsn = -1;
+    /**
+     * A second walk over holes already resent: below {@code rewalkEndPsn}, only packets last sent
+     * before {@code rewalkBeforeNs} (the send time of a packet that has since been SACKed) go again.
+     */
+    private boolean rewalking;
+
+    private int rewalkEndPsn;
+    private long rewalkBeforeNs;
 
     private int outstandingRdAtomic;
     /**
@@ -73,8 +86,21 @@ final class RcRequester {
     private int rnrRetryLeft;
 
     private boolean rtoArmed;
+    /** When the current retransmission period began: first send, forward progress or a timeout. */
+    private long rtoStartNs;
+
     private long rtoDeadlineNs;
+    /** A tail-loss probe may still go in the current period. */
+    private boolean probeDue;
+    /** When the last ACK, NAK or response arrived: a path that answers needs no probe. */
+    private long lastAnswerNs;
+
     private long rtoTimerId = TimerService.NO_TIMER;
+    private long rtoTimerAtNs;
+    /** Go-back-N: a tail-loss probe resent the oldest packet at {@code gbnProbeNs}. */
+    private boolean gbnProbePending;
+
+    private long gbnProbeNs;
     private boolean rnrWait;
     private long rnrTimerId = TimerService.NO_TIMER;
     private long paceTimerId = TimerService.NO_TIMER;
@@ -99,7 +125,7 @@ final class RcRequester {
         final int track = device.config().sackWindowPackets();
         this.sacked = new PsnBitmap(track);
         this.trackMask = sacked.size() - 1;
-        this.retxTimeNs = new long[sacked.size()];
+        this.lastSentNs = new long[sacked.size()];
         this.rto = new RtoEstimator(
                 device.config().initialRtoNs(),
                 device.config().minRtoNs(),
@@ -121,6 +147,7 @@ final class RcRequester {
         sacked.clearAll();
         sackedCount = 0;
         inRecovery = false;
+        rewalking = false;
         srSinglePsn = -1;
         outstandingRdAtomic = 0;
         rttSampling = false;
@@ -163,6 +190,7 @@ final class RcRequester {
         paceTimerId = TimerService.NO_TIMER;
         ccTimerId = TimerService.NO_TIMER;
         rtoArmed = false;
+        gbnProbePending = false;
         rnrWait = false;
     }
 
@@ -208,6 +236,11 @@ final class RcRequester {
                 }
             }
             if (Psn.lt(curPsn, sndMax)) {
+                // A go-back-N replay counts what it resent against the window, so a timeout or NAK
+                // replays at most a window per round trip, at the pacer's rate.
+                if (mode == RecoveryMode.GO_BACK_N && !window.allows(Psn.diff(curPsn, sndUna), 1)) {
+                    return;
+                }
                 if (paced(nowNs)) {
                     return;
                 }
@@ -351,6 +384,14 @@ final class RcRequester {
             if (sacked.get(srCursor)) {
                 srCursor = Psn.next(srCursor);
                 continue;
+            }
+            if (rewalking) {
+                if (Psn.ge(srCursor, rewalkEndPsn)) {
+                    rewalking = false;
+                } else if (lastSentNs[srCursor & trackMask] >= rewalkBeforeNs) {
+                    srCursor = Psn.next(srCursor); // left after the SACKed packet: may still arrive
+                    continue;
+                }
             }
             final long seq = findWqe(srCursor);
             if (seq < 0) {
@@ -522,9 +563,9 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
+        lastSentNs[psn & trackMask] = nowNs;
         if (retx) {
             counters.retransmittedPackets++;
-            retxTimeNs[psn & trackMask] = nowNs;
             if (rttSampling && rttSamplePsn == psn) {
                 rttSampling = false; // Karn: a resent packet's ACK is ambiguous
             }
@@ -557,6 +598,7 @@ final class RcRequester {
     /** An ACK/NAK, READ response or atomic ACK for this requester. */
     void onResponse(final TransportPacket p, final long nowNs) {
         final int op = p.opcode;
+        lastAnswerNs = nowNs;
         if (op == Opcodes.RC_ACKNOWLEDGE) {
             counters.rxAcks++;
             onAcknowledge(p, nowNs);
@@ -644,13 +686,59 @@ final class RcRequester {
             recoveryPoint = sndMax;
             srCursor = psn;
             srLimit = psn;
-        } else if (Psn.lt(psn, srCursor) && nowNs - retxTimeNs[psn & trackMask] > lostRetransmitThresholdNs()) {
-            // The hole was resent this episode and is still reported: the resend was lost too.
-            srSinglePsn = psn;
-            retxTimeNs[psn & trackMask] = nowNs;
+            rewalking = false;
+        } else if (Psn.lt(psn, srCursor) && resendLost(psn, hasSack ? sack : -1, nowNs)) {
+            // The hole was resent this episode and is still reported: the resend was lost too, and
+            // so were the resends after it that left before the packet now SACKed (the path keeps
+            // order). Walk them again; a resent message whose first packet was lost is dropped whole.
+            rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
+            rewalking = true;
+            rewalkBeforeNs = hasSack ? lastSentNs[sack & trackMask] : nowNs - lostRetransmitThresholdNs();
+            srCursor = psn;
         }
         srCursor = Psn.max(srCursor, psn);
-        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : sndMax);
+        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : unplaceableEnd(psn));
+    }
+
+    /**
+     * A NAK without a SACK: a packet arrived beyond the hole at {@code psn} that the responder could
+     * not place, and it drops such packets until the hole is filled. Those are the rest of the hole's
+     * message (its first packet, which names the target, may be the hole) and the SENDs, READs,
+     * atomics and WRITEs with immediate after it, which only take effect in order; a plain WRITE
+     * after them is placed and SACKed if it arrived. Returns the end of that run: resending up to
+     * {@code sndMax} instead resent every packet still on its way, a window per NAK.
+     */
+    private int unplaceableEnd(final int psn) {
+        long seq = findWqe(psn);
+        if (seq < 0) {
+            return sndMax;
+        }
+        int end = Psn.next(sq.get(seq).lastPsn());
+        for (seq++; seq < assignedEnd; seq++) {
+            final SendWqe w = sq.get(seq);
+            if (w.opcode.isWrite() && !w.opcode.hasImm()) {
+                break;
+            }
+            end = Psn.next(w.lastPsn());
+        }
+        return Psn.min(end, sndMax);
+    }
+
+    /**
+     * Whether the last resend of hole {@code psn}, still reported missing, was lost too: a packet
+     * sent after it ({@code sackPsn}, -1 for none) arrived, and a round trip passed since it left.
+     * The NAKs of one burst, all for packets sent before the resend, keep naming the hole while the
+     * resend is on its way; counting them as losses resent each hole several times.
+     */
+    private boolean resendLost(final int psn, final int sackPsn, final long nowNs) {
+        final long resentNs = lastSentNs[psn & trackMask];
+        if (nowNs - resentNs < rto.srttNs()) {
+            return false;
+        }
+        if (sackPsn != -1) {
+            return lastSentNs[sackPsn & trackMask] > resentNs;
+        }
+        return nowNs - resentNs > lostRetransmitThresholdNs();
     }
 
     private long lostRetransmitThresholdNs() {
@@ -688,8 +776,12 @@ final class RcRequester {
         }
         if (psn != w.readNextPsn) {
             if (Psn.gt(psn, w.readNextPsn)) {
-                counters.outOfSequence++;
                 requestResponseRetry(w, nowNs);
+                if (acceptLaterReadResponse(p)) {
+                    counters.outOfOrderPlaced++;
+                } else {
+                    counters.outOfSequence++;
+                }
             } else {
                 counters.duplicateRequests++;
             }
@@ -712,6 +804,45 @@ final class RcRequester {
             w.responseDone = true;
         }
         onCumulativeAck(psn, nowNs);
+    }
+
+    /**
+     * A response beyond the first READ still missing one: if it is the next one a later READ
+     * expects, it lands in that READ's buffer and counts as selectively acknowledged, so a lost
+     * response costs one request again, not every READ behind it (with 64 one-packet READs in
+     * flight, each of those was dropped and asked for again, one per round trip). Completions stay
+     * in order; a response inside the same READ beyond its hole is still dropped.
+     */
+    private boolean acceptLaterReadResponse(final TransportPacket p) {
+        final int psn = p.psn;
+        final long seq = findWqe(psn);
+        if (seq < 0) {
+            return false;
+        }
+        final SendWqe w = sq.get(seq);
+        if (w.opcode != WrOpcode.RDMA_READ || w.responseDone || psn != w.readNextPsn) {
+            return false;
+        }
+        final long off = (long) Psn.diff(psn, w.firstPsn) * pmtu;
+        final int expect = (int) Math.min(pmtu, w.totalLength - off);
+        if (p.payloadLength() != expect) {
+            return false;
+        }
+        try {
+            w.scatter(off, p.payload, p.payloadIndex, expect);
+        } catch (final VerbsException e) {
+            localFault(w, e);
+            return true;
+        }
+        w.readNextPsn = Psn.next(psn);
+        if (psn == w.lastPsn()) {
+            w.responseDone = true;
+        }
+        if (!sacked.get(psn)) {
+            sacked.set(psn);
+            sackedCount++;
+        }
+        return true;
     }
 
     private void onAtomicAck(final TransportPacket p, final long nowNs) {
@@ -750,11 +881,9 @@ final class RcRequester {
             return;
         }
         w.reRequestedPsn = p;
-        if (mode == RecoveryMode.GO_BACK_N) {
-            goBack(p, nowNs);
-        } else {
-            srSinglePsn = p;
-        }
+        // In both modes only this request goes again: the responder executed the requests after it
+        // (their responses are accepted out of order, see acceptLaterReadResponse).
+        srSinglePsn = p;
     }
 
     private void onCumulativeAck(final int a, final long nowNs) {
@@ -831,8 +960,17 @@ final class RcRequester {
         }
         if (sndUna == sndMax) {
             rtoArmed = false;
+            gbnProbePending = false;
         } else if (!rnrWait) {
             restartRto(nowNs);
+            if (gbnProbePending
+                    && lastSentNs[sndUna & trackMask] < gbnProbeNs
+                    && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
+                // The probe filled the tail's first hole but the responder, accepting only in order,
+                // dropped what followed it: replay the rest now rather than probing one per round trip.
+                gbnProbePending = false;
+                goBack(sndUna, nowNs);
+            }
         }
     }
 
@@ -930,18 +1068,73 @@ final class RcRequester {
     // ---------------------------------------------------------------- timers
 
     /**
-     * Arms the retransmission timer: the adaptive RTO, but no later than the end of the current ACK
-     * timeout period, so a retry counts against {@code retry_cnt} when hardware's timer would expire.
+     * Arms the retransmission timer for a new period starting now (first send, forward progress, a
+     * timeout). See {@link #rtoDeadlineNs()}; a tail-loss probe may go earlier.
      */
     private void restartRto(final long nowNs) {
         rtoArmed = true;
-        rtoDeadlineNs = nowNs + rto.rtoNs();
+        rtoStartNs = nowNs;
+        probeDue = true;
+        armRtoTimer(nowNs);
+    }
+
+    /** Schedules the timer for the earlier of the probe and the RTO, unless it is due sooner. */
+    private void armRtoTimer(final long nowNs) {
+        rtoDeadlineNs = rtoDeadlineNs();
+        final long at = probeDue ? Math.min(probeDeadlineNs(), rtoDeadlineNs) : rtoDeadlineNs;
+        if (rtoTimerId != TimerService.NO_TIMER) {
+            if (rtoTimerAtNs <= at) {
+                return; // fires first and re-arms itself
+            }
+            timers.cancel(rtoTimerId);
+        }
+        rtoTimerAtNs = Math.max(at, nowNs);
+        rtoTimerId = timers.scheduleAt(rtoTimerAtNs, qp);
+    }
+
+    /**
+     * When the current period times out: the adaptive RTO plus the ACK gap the pacer makes (see
+     * {@link #ackGapNs()}), but no later than the end of the current ACK timeout period, so a retry
+     * counts against {@code retry_cnt} when hardware's timer would expire. Computed from the rate in
+     * force now, so a rate cut after the timer was armed pushes the deadline out.
+     */
+    private long rtoDeadlineNs() {
+        long deadline = rtoStartNs + rto.rtoNs() + ackGapNs();
         if (ackTimeoutNs != Long.MAX_VALUE) {
-            rtoDeadlineNs = Math.min(rtoDeadlineNs, Math.max(nowNs, ackTimerStartNs + ackTimeoutNs));
+            deadline = Math.min(deadline, Math.max(rtoStartNs, ackTimerStartNs + ackTimeoutNs));
         }
-        if (rtoTimerId == TimerService.NO_TIMER) {
-            rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
+        return deadline;
+    }
+
+    /**
+     * When a tail-loss probe goes if nothing progressed: two smoothed round trips plus the pacer's
+     * ACK gap after the period began or the last answer arrived (NAKs still coming show a live path
+     * and the holes they report). Before the first RTT sample there is no probe.
+     */
+    private long probeDeadlineNs() {
+        if (!rto.hasSample()) {
+            return Long.MAX_VALUE;
         }
+        return Math.max(rtoStartNs, lastAnswerNs) + 2 * rto.srttNs() + ackGapNs();
+    }
+
+    /**
+     * How much later than its round trip the ACK of the oldest packet may come on a healthy path:
+     * the responder ACKs every {@code ackCoalescePackets} packets (the rest ask for it, see {@link
+     * #fillsWindow}), so at a paced rate that ACK waits for the next packets' pacing gaps. At line
+     * rate this is nothing; at 200 Mbit/s with 4 KiB packets and an ACK every fourth it is 0.5 ms,
+     * beyond a 100 µs RTO floor, and timing out then would resend a window that was never lost.
+     */
+    private long ackGapNs() {
+        final long rate = window.source().rateBps();
+        if (rate == RateWindowSource.UNLIMITED_RATE || rate <= 0) {
+            return 0;
+        }
+        final int gaps = Math.min(device.config().ackCoalescePackets(), window.windowPackets()) - 1;
+        if (gaps <= 0) {
+            return 0;
+        }
+        return (long) (gaps * (pmtu + PACKET_OVERHEAD_BYTES) * 8e9 / rate);
     }
 
     private void syncCcTimer() {
@@ -987,14 +1180,20 @@ final class RcRequester {
         if (!rtoArmed || !qp.isRequesterActive()) {
             return;
         }
+        if (sndUna == sndMax) {
+            rtoArmed = false;
+            return;
+        }
+        rtoDeadlineNs = rtoDeadlineNs();
         if (nowNs < rtoDeadlineNs) {
-            rtoTimerId = timers.scheduleAt(rtoDeadlineNs, qp);
+            if (probeDue && nowNs >= probeDeadlineNs()) {
+                probeDue = false;
+                sendTailProbe(nowNs);
+            }
+            armRtoTimer(nowNs);
             return;
         }
         rtoArmed = false;
-        if (sndUna == sndMax) {
-            return;
-        }
         counters.timeouts++;
         // The adaptive RTO only resends early; a retry is spent when the ACK timeout expired, as on
         // hardware, so a path slower than the RTO (a descheduled event loop) costs no retries.
@@ -1014,21 +1213,103 @@ final class RcRequester {
             sq.get(s).reRequestedPsn = -1;
         }
         if (mode == RecoveryMode.GO_BACK_N) {
+            // The responder dropped everything after the first loss: replay from the oldest, at the
+            // pacer's rate and within the window (see progress).
             goBack(sndUna, nowNs);
         } else {
-            // The oldest packet goes out even if SACKed: when only SACKed packets are left, the ACK
-            // that covered them was lost and a duplicate is what makes the responder ACK again.
+            // Resend what is known or likely missing, not the whole window: the oldest packet (even
+            // if SACKed: when only SACKed packets are left, the ACK that covered them was lost, and
+            // a duplicate makes the responder ACK again), the holes below the highest SACKed PSN,
+            // and the newest packet as a probe whose SACK reveals the holes above. Each resend that
+            // arrives makes progress or brings a SACK; the rest follows from those NAKs and ACKs.
             if (sacked.get(sndUna)) {
                 sacked.clear(sndUna);
                 sackedCount--;
             }
+            int limit = Psn.next(sndUna);
+            for (int q = limit; Psn.lt(q, sndMax); q = Psn.next(q)) {
+                if (sacked.get(q)) {
+                    limit = Psn.next(q);
+                }
+            }
             inRecovery = true;
             recoveryPoint = sndMax;
             srCursor = sndUna;
-            srLimit = sndMax;
+            srLimit = limit;
+            rewalking = false;
             srSinglePsn = -1;
         }
         restartRto(nowNs);
+        probeDue = false; // the timeout's own resends probe the tail
+        if (mode == RecoveryMode.SELECTIVE_REPEAT) {
+            // After the timer is re-armed: a send with the timer idle would start a new ACK-timeout
+            // period and spare the next expiry its retry.
+            probeTail(srLimit, nowNs);
+        }
         progress(nowNs);
+    }
+
+    /**
+     * A tail-loss probe: nothing progressed for two round trips, which on a healthy path means the
+     * last packets (or their ACK, or a READ's last responses) were lost and nothing later will
+     * report it. Resends the oldest packet (a READ asks again for its missing responses) and, under
+     * selective repeat, the newest, whose SACK reveals any other hole. Unlike a timeout it neither
+     * backs off nor tells congestion control, so it may go much sooner than the RTO floor.
+     */
+    private void sendTailProbe(final long nowNs) {
+        counters.tailProbes++;
+        for (long s = sq.head; s < assignedEnd; s++) {
+            sq.get(s).reRequestedPsn = -1;
+        }
+        if (sacked.get(sndUna)) {
+            sacked.clear(sndUna);
+            sackedCount--;
+        }
+        retransmitOne(sndUna, nowNs);
+        if (mode == RecoveryMode.GO_BACK_N) {
+            gbnProbePending = true;
+            gbnProbeNs = nowNs;
+            return;
+        }
+        probeTail(Psn.next(sndUna), nowNs);
+    }
+
+    /**
+     * Resends the newest packet beyond {@code fromPsn}, and first the first packet of its WRITE if
+     * that is unSACKed too: a WRITE packet whose first packet (the one naming the target) never
+     * arrived cannot be placed, so the newest alone would bring no SACK when the whole tail was
+     * lost, and each timeout would recover only the oldest packet.
+     */
+    private void probeTail(final int fromPsn, final long nowNs) {
+        final int tail = tailProbePsn(fromPsn);
+        if (tail == -1) {
+            return;
+        }
+        final SendWqe w = sq.get(findWqe(tail));
+        if (w.opcode.isWrite() && w.firstPsn != tail && Psn.ge(w.firstPsn, fromPsn) && !sacked.get(w.firstPsn)) {
+            retransmitOne(w.firstPsn, nowNs);
+        }
+        retransmitOne(tail, nowNs);
+    }
+
+    /**
+     * The newest unacknowledged packet to probe with when the range from {@code fromPsn} does not
+     * reach it: a SEND or WRITE packet as it is, a READ or atomic from its first PSN (the request
+     * resumes where its responses stopped); -1 for none.
+     */
+    private int tailProbePsn(final int fromPsn) {
+        final int tail = Psn.prev(sndMax);
+        if (Psn.lt(tail, fromPsn) || sacked.get(tail)) {
+            return -1;
+        }
+        final long seq = findWqe(tail);
+        if (seq < 0) {
+            return -1;
+        }
+        final SendWqe w = sq.get(seq);
+        if (!w.opcode.isReadOrAtomic()) {
+            return tail;
+        }
+        return Psn.ge(w.firstPsn, fromPsn) ? w.firstPsn : -1;
     }
 }

@@ -33,11 +33,29 @@ final class Fabric implements AutoCloseable {
     private boolean markCe;
     private java.util.function.Consumer<io.netty.buffer.ByteBuf> tapAtoB = frame -> {};
     private java.util.function.Predicate<io.netty.buffer.ByteBuf> dropAtoB = frame -> false;
+    private java.util.function.Predicate<io.netty.buffer.ByteBuf> dropBtoA = frame -> false;
 
-    /** Drops every frame A sends for which {@code drop} is true (deterministic loss). */
+    /** Drops every frame from A to B that {@code drop} picks (it must not keep the frame). */
     void dropAtoB(final java.util.function.Predicate<io.netty.buffer.ByteBuf> drop) {
         dropAtoB = drop;
     }
+
+    /** Drops every frame from B to A that {@code drop} picks (it must not keep the frame). */
+    void dropBtoA(final java.util.function.Predicate<io.netty.buffer.ByteBuf> drop) {
+        dropBtoA = drop;
+    }
+
+    /** The BTH opcode of a RoCEv2 frame (Ethernet, IPv4, UDP, BTH). */
+    static int opcode(final io.netty.buffer.ByteBuf frame) {
+        return frame.getUnsignedByte(frame.readerIndex() + BTH);
+    }
+
+    /** The BTH PSN of a RoCEv2 frame. */
+    static int psn(final io.netty.buffer.ByteBuf frame) {
+        return frame.getUnsignedMedium(frame.readerIndex() + BTH + 9);
+    }
+
+    private static final int BTH = 14 + 20 + 8;
 
     /** Shows every frame A sends (before the link's faults) to {@code tap}, which must not keep it. */
     void tapAtoB(final java.util.function.Consumer<io.netty.buffer.ByteBuf> tap) {
@@ -124,7 +142,13 @@ final class Fabric implements AutoCloseable {
                 .timers(scheduler)
                 .codec(new RocePacketCodec())
                 .allocator(allocator)
-                .sink((frame, nowNs) -> links[1].send(frame))
+                .sink((frame, nowNs) -> {
+                    if (dropBtoA.test(frame)) {
+                        frame.release();
+                        return;
+                    }
+                    links[1].send(frame);
+                })
                 .build();
         ab = new LinkModel(scheduler, link, scheduler.random("link:a->b"), b.device);
         ba = new LinkModel(scheduler, link, scheduler.random("link:b->a"), a.device);
