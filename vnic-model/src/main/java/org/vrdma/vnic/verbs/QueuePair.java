@@ -48,6 +48,8 @@ public final class QueuePair implements TimerHandler {
     private final RcResponder responder;
     /** Both halves of a UC QP (null for RC and UD). */
     private final UcEngine uc;
+    /** The receive an RC or UC responder is filling (null for UD). */
+    private final ReceivePlacement connectedRecv;
     /** COMM_EST was raised since the QP last entered RTR. */
     private boolean commEstablished;
 
@@ -83,15 +85,16 @@ public final class QueuePair implements TimerHandler {
         if (type == QpType.UD) {
             this.attr.pathMtu = device.attributes().maxMtu(); // UD messages are bounded by the port's MTU
         }
+        final int maxRecvSge = srq != null ? srq.queue().maxSge() : cap.maxRecvSge;
+        this.connectedRecv = type == QpType.UD ? null : new ReceivePlacement(this, maxRecvSge, type == QpType.RC);
         if (type == QpType.RC) {
             this.requester = new RcRequester(this, sq, window, recoveryMode);
-            this.responder = new RcResponder(this, srq != null ? srq.queue().maxSge() : cap.maxRecvSge, recoveryMode);
+            this.responder = new RcResponder(this, connectedRecv, recoveryMode);
         } else {
             this.requester = null;
             this.responder = null;
         }
-        this.uc =
-                type == QpType.UC ? new UcEngine(this, srq != null ? srq.queue().maxSge() : cap.maxRecvSge) : null;
+        this.uc = type == QpType.UC ? new UcEngine(this, connectedRecv) : null;
     }
 
     static QueuePair create(final Context context, final ProtectionDomain pd, final QpInitAttr init) {
@@ -428,11 +431,8 @@ public final class QueuePair implements TimerHandler {
                 if (rq != null) {
                     rq.clear();
                 }
-                if (responder != null) {
-                    responder.dropPartialReceive();
-                }
-                if (uc != null) {
-                    uc.dropPartialReceive();
+                if (connectedRecv != null) {
+                    connectedRecv.drop();
                 }
                 final QpCap keep = attr.cap;
                 final QpAttr fresh = new QpAttr();
@@ -498,15 +498,10 @@ public final class QueuePair implements TimerHandler {
             requester.stop();
         }
         flushSendQueue();
-        if (responder != null && responder.hasPartialReceive()) {
-            final RecvWqe r = responder.partialReceive();
-            responder.dropPartialReceive();
-            completeRecv(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, 0, 0, 0, false);
-        }
-        if (uc != null && uc.hasPartialReceive()) {
-            final RecvWqe r = uc.partialReceive();
-            uc.dropPartialReceive();
-            completeRecv(r.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, 0, 0, 0, false);
+        if (connectedRecv != null && connectedRecv.held()) {
+            connectedRecv.drop();
+            completeRecv(
+                    connectedRecv.receive().wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, 0, 0, 0, false);
         }
         if (rq != null) {
             rq.flush(recvCq, qpNum);

@@ -34,7 +34,7 @@ final class RcResponder {
     private final Device device;
     private final TransportCounters counters;
     private final RecoveryMode mode;
-    private final RecvWqe recv;
+    private final ReceivePlacement recv;
     private final WriteContext[] writes = new WriteContext[WRITE_CONTEXTS];
     /** Context of a single-packet WRITE: its RETH says everything, so it never enters the table. */
     private final WriteContext single = new WriteContext();
@@ -51,8 +51,6 @@ final class RcResponder {
     private int ePsn;
     private int msn;
     private int messageState;
-    private boolean hasRecv;
-    private long recvOffset;
     private boolean nakSent;
     private boolean rnrNakPending;
     private int unacked;
@@ -71,12 +69,12 @@ final class RcResponder {
         int dmaLength;
     }
 
-    RcResponder(final QueuePair qp, final int maxRecvSge, final RecoveryMode mode) {
+    RcResponder(final QueuePair qp, final ReceivePlacement recv, final RecoveryMode mode) {
         this.qp = qp;
         this.device = qp.device();
         this.counters = qp.countersRef();
         this.mode = mode;
-        this.recv = new RecvWqe(maxRecvSge);
+        this.recv = recv;
         for (int i = 0; i < writes.length; i++) {
             writes[i] = new WriteContext();
         }
@@ -91,7 +89,7 @@ final class RcResponder {
         ePsn = attr.rqPsn;
         msn = 0;
         messageState = NO_MESSAGE;
-        hasRecv = false;
+        recv.drop();
         nakSent = false;
         rnrNakPending = false;
         unacked = 0;
@@ -105,19 +103,6 @@ final class RcResponder {
         for (int i = 0; i < ATOMIC_REPLAY_SLOTS; i++) {
             atomicValid[i] = false;
         }
-    }
-
-    /** The receive consumed by a message in progress, if any; flushed when the QP fails. */
-    boolean hasPartialReceive() {
-        return hasRecv;
-    }
-
-    RecvWqe partialReceive() {
-        return recv;
-    }
-
-    void dropPartialReceive() {
-        hasRecv = false;
     }
 
     /** A request packet addressed to this QP. */
@@ -164,42 +149,24 @@ final class RcResponder {
             nakError(p, Aeth.NAK_INVALID_REQUEST);
             return;
         }
-        if (first) {
-            if (!qp.takeReceive(recv)) {
+        switch (recv.placeSend(p, op)) {
+            case ReceivePlacement.PLACED -> messageState = IN_SEND;
+            case ReceivePlacement.COMPLETED -> {
+                messageState = NO_MESSAGE;
+                msn = (msn + 1) & Psn.MASK;
+            }
+            case ReceivePlacement.NO_RECEIVE -> {
                 rnrNak(p);
                 return;
             }
-            hasRecv = true;
-            recvOffset = 0;
-            if (recv.protectionError) {
-                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, false);
+            case ReceivePlacement.LENGTH_ERROR -> {
+                nakError(p, Aeth.NAK_INVALID_REQUEST);
+                return;
+            }
+            default -> {
                 nakError(p, Aeth.NAK_REMOTE_OPERATIONAL_ERROR);
                 return;
             }
-        }
-        if (recvOffset + len > recv.totalLength) {
-            completeRecv(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, (int) recvOffset, false, 0, false);
-            nakError(p, Aeth.NAK_INVALID_REQUEST);
-            return;
-        }
-        if (len > 0) {
-            try {
-                recv.scatter(recvOffset, p.payload, p.payloadIndex, len);
-            } catch (final VerbsException e) {
-                // The receive buffer's memory is gone: like a receive that failed protection checks.
-                faultOrThrow(e);
-                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, false);
-                nakError(p, Aeth.NAK_REMOTE_OPERATIONAL_ERROR);
-                return;
-            }
-        }
-        recvOffset += len;
-        if (last) {
-            completeRecv(WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, Opcodes.hasImm(op), p.immData, p.solicited);
-            messageState = NO_MESSAGE;
-            msn = (msn + 1) & Psn.MASK;
-        } else {
-            messageState = IN_SEND;
         }
         advance(p);
     }
@@ -237,15 +204,12 @@ final class RcResponder {
             nakError(p, Aeth.NAK_INVALID_REQUEST);
             return;
         }
-        if (imm) {
-            if (!qp.takeReceive(recv)) {
-                if (first) {
-                    ctx.live = false;
-                }
-                rnrNak(p);
-                return;
+        if (imm && !recv.take()) {
+            if (first) {
+                ctx.live = false;
             }
-            hasRecv = true;
+            rnrNak(p);
+            return;
         }
         try {
             place(ctx, p);
@@ -260,7 +224,7 @@ final class RcResponder {
             messageState = NO_MESSAGE;
             msn = (msn + 1) & Psn.MASK;
             if (imm) {
-                completeRecv(
+                recv.complete(
                         WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, ctx.dmaLength, true, p.immData, p.solicited);
             }
         } else {
@@ -647,7 +611,6 @@ final class RcResponder {
         sendAckPacket(Aeth.rnrNak(qp.minRnrTimer()), p.psn, msn);
     }
 
-    /** NAKs {@code p} with {@code code} and moves the QP to the error state (class B/C errors). */
     /**
      * A region's memory failed (EFAULT: the application unmapped it) while this responder touched
      * it: counted, and the caller answers with a NAK. Anything else is a bug and propagates.
@@ -659,6 +622,7 @@ final class RcResponder {
         counters.localMemoryFaults++;
     }
 
+    /** NAKs {@code p} with {@code code} and moves the QP to the error state (class B/C errors). */
     private void nakError(final TransportPacket p, final int code) {
         switch (code) {
             case Aeth.NAK_REMOTE_ACCESS_ERROR -> counters.accessNaksSent++;
@@ -668,16 +632,5 @@ final class RcResponder {
         sendAckPacket(Aeth.nak(code), p.psn, msn);
         qp.failFromResponder(
                 code == Aeth.NAK_REMOTE_ACCESS_ERROR ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_REQ_ERR);
-    }
-
-    private void completeRecv(
-            final WcStatus status,
-            final WcOpcode opcode,
-            final int byteLen,
-            final boolean withImm,
-            final int imm,
-            final boolean solicited) {
-        hasRecv = false;
-        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), 0, solicited);
     }
 }

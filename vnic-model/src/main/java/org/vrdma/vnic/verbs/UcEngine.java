@@ -31,22 +31,21 @@ final class UcEngine {
     private final QueuePair qp;
     private final Device device;
     private final TransportCounters counters;
-    private final RecvWqe recv;
+    private final ReceivePlacement recv;
 
     private int pmtu;
     private int ePsn;
     private int messageState;
-    private boolean hasRecv;
-    private long messageOffset;
+    private long writeOffset;
     private MemoryRegion writeMr;
     private long writeMrOffset;
     private int writeLength;
 
-    UcEngine(final QueuePair qp, final int maxRecvSge) {
+    UcEngine(final QueuePair qp, final ReceivePlacement recv) {
         this.qp = qp;
         this.device = qp.device();
         this.counters = qp.countersRef();
-        this.recv = new RecvWqe(Math.max(1, maxRecvSge));
+        this.recv = recv;
     }
 
     /** Entering RTR: expect {@code rqPsn}. */
@@ -54,19 +53,7 @@ final class UcEngine {
         pmtu = attr.pathMtu.bytes();
         ePsn = attr.rqPsn;
         messageState = NO_MESSAGE;
-        hasRecv = false;
-    }
-
-    boolean hasPartialReceive() {
-        return hasRecv;
-    }
-
-    RecvWqe partialReceive() {
-        return recv;
-    }
-
-    void dropPartialReceive() {
-        hasRecv = false;
+        recv.drop();
     }
 
     // ---------------------------------------------------------------- requester
@@ -179,42 +166,14 @@ final class UcEngine {
             breakMessage();
             return;
         }
-        if (first) {
-            if (!hasRecv && !qp.takeReceive(recv)) {
+        switch (recv.placeSend(p, op)) {
+            case ReceivePlacement.PLACED -> messageState = IN_SEND;
+            case ReceivePlacement.COMPLETED -> messageState = NO_MESSAGE;
+            case ReceivePlacement.NO_RECEIVE -> {
                 counters.udNoReceiveDrops++;
                 breakMessage();
-                return;
             }
-            hasRecv = true;
-            messageOffset = 0;
-            if (recv.protectionError) {
-                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, false);
-                breakMessage();
-                return;
-            }
-        }
-        if (messageOffset + len > recv.totalLength) {
-            completeRecv(WcStatus.LOC_LEN_ERR, WcOpcode.RECV, 0, false, 0, false);
-            breakMessage();
-            return;
-        }
-        if (len > 0) {
-            try {
-                recv.scatter(messageOffset, p.payload, p.payloadIndex, len);
-            } catch (final VerbsException e) {
-                fault(e);
-                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV, 0, false, 0, false);
-                breakMessage();
-                return;
-            }
-        }
-        messageOffset += len;
-        if (last) {
-            messageState = NO_MESSAGE;
-            completeRecv(
-                    WcStatus.SUCCESS, WcOpcode.RECV, (int) messageOffset, Opcodes.hasImm(op), p.immData, p.solicited);
-        } else {
-            messageState = IN_SEND;
+            default -> breakMessage();
         }
     }
 
@@ -239,40 +198,39 @@ final class UcEngine {
             writeMr = mr;
             writeMrOffset = p.rethVa - mr.addr();
             writeLength = p.rethLength;
-            messageOffset = 0;
+            writeOffset = 0;
         }
-        final long remaining = writeLength - messageOffset;
+        final long remaining = writeLength - writeOffset;
         if (len > pmtu || len > remaining || (!last && len != pmtu) || (last && len != remaining)) {
             breakMessage();
             return;
         }
         if (len > 0) {
             try {
-                writeMr.backing().write(writeMrOffset + messageOffset, p.payload, p.payloadIndex, len);
+                writeMr.backing().write(writeMrOffset + writeOffset, p.payload, p.payloadIndex, len);
             } catch (final VerbsException e) {
                 fault(e);
                 breakMessage();
                 return;
             }
         }
-        messageOffset += len;
+        writeOffset += len;
         if (!last) {
             messageState = IN_WRITE;
             return;
         }
         messageState = NO_MESSAGE;
         if (Opcodes.hasImm(op)) {
-            if (!hasRecv && !qp.takeReceive(recv)) {
+            if (!recv.take()) {
                 counters.udNoReceiveDrops++; // the data is placed, its immediate has nowhere to go
                 counters.ucDroppedMessages++;
                 return;
             }
-            hasRecv = true;
-            if (recv.protectionError) {
-                completeRecv(WcStatus.LOC_PROT_ERR, WcOpcode.RECV_RDMA_WITH_IMM, 0, false, 0, false);
+            if (recv.receive().protectionError) {
+                recv.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV_RDMA_WITH_IMM, 0, false, 0, false);
                 return;
             }
-            completeRecv(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, writeLength, true, p.immData, p.solicited);
+            recv.complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, writeLength, true, p.immData, p.solicited);
         }
     }
 
@@ -283,9 +241,10 @@ final class UcEngine {
         counters.droppedPackets++;
     }
 
+    /** A SEND's receive stays held and serves the next message. */
     private void dropMessage() {
         counters.ucDroppedMessages++;
-        messageOffset = 0; // a SEND's receive (hasRecv) serves the next message
+        writeOffset = 0;
     }
 
     private void fault(final VerbsException e) {
@@ -293,16 +252,5 @@ final class UcEngine {
             throw e;
         }
         counters.localMemoryFaults++;
-    }
-
-    private void completeRecv(
-            final WcStatus status,
-            final WcOpcode opcode,
-            final int byteLen,
-            final boolean withImm,
-            final int imm,
-            final boolean solicited) {
-        hasRecv = false;
-        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), 0, solicited);
     }
 }
