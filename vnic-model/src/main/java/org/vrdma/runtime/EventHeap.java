@@ -342,24 +342,12 @@ public final class EventHeap {
         long[] ks = keys;
         int hole = 0;
         while (true) {
-            int first = (hole << 2) + 1;
-            if (first >= last) {
+            int best = smallestChild(hole, last);
+            if (best < 0) {
                 break;
             }
-            int best = first;
-            long bd = dl[first];
-            long bk = ks[first];
-            int end = Math.min(first + 4, last);
-            for (int c = first + 1; c < end; c++) {
-                long cd = dl[c];
-                if (cd < bd || (cd == bd && ks[c] < bk)) {
-                    best = c;
-                    bd = cd;
-                    bk = ks[c];
-                }
-            }
-            dl[hole] = bd;
-            ks[hole] = bk;
+            dl[hole] = dl[best];
+            ks[hole] = ks[best];
             hole = best;
         }
         siftUp(hole, dl[last], ks[last]);
@@ -389,22 +377,12 @@ public final class EventHeap {
         long[] ks = keys;
         int n = heapSize;
         while (true) {
-            int first = (position << 2) + 1;
-            if (first >= n) {
+            int best = smallestChild(position, n);
+            if (best < 0) {
                 break;
             }
-            int best = first;
-            long bd = dl[first];
-            long bk = ks[first];
-            int end = Math.min(first + 4, n);
-            for (int c = first + 1; c < end; c++) {
-                long cd = dl[c];
-                if (cd < bd || (cd == bd && ks[c] < bk)) {
-                    best = c;
-                    bd = cd;
-                    bk = ks[c];
-                }
-            }
+            long bd = dl[best];
+            long bk = ks[best];
             if (d < bd || (d == bd && k < bk)) {
                 break;
             }
@@ -414,6 +392,29 @@ public final class EventHeap {
         }
         dl[position] = d;
         ks[position] = k;
+    }
+
+    /** The earliest of {@code parent}'s (up to four) children among the first {@code n} entries; -1 if none. */
+    private int smallestChild(int parent, int n) {
+        long[] dl = deadlineNs;
+        long[] ks = keys;
+        int first = (parent << 2) + 1;
+        if (first >= n) {
+            return -1;
+        }
+        int best = first;
+        long bd = dl[first];
+        long bk = ks[first];
+        int end = Math.min(first + 4, n);
+        for (int c = first + 1; c < end; c++) {
+            long cd = dl[c];
+            if (cd < bd || (cd == bd && ks[c] < bk)) {
+                best = c;
+                bd = cd;
+                bk = ks[c];
+            }
+        }
+        return best;
     }
 
     /** Drops every stale entry (freeing its slot) and rebuilds the heap from the live ones. */
