@@ -16,6 +16,15 @@ public final class RcConnector {
      */
     public static void connect(
             QueuePair qp, int destQpn, int destIpv4, long destMac, Mtu mtu, int sqPsn, int rqPsn, int timeout) {
+        toRtr(qp, destQpn, destIpv4, destMac, mtu, rqPsn);
+        toRts(qp, sqPsn, timeout);
+    }
+
+    /**
+     * RESET → INIT → RTR: the responder half of {@link #connect}; a QP left in RTR receives but does
+     * not send until {@link #toRts}.
+     */
+    public static void toRtr(QueuePair qp, int destQpn, int destIpv4, long destMac, Mtu mtu, int rqPsn) {
         QpAttr attr = new QpAttr();
         attr.qpState = QpState.INIT;
         attr.pkeyIndex = 0;
@@ -38,6 +47,11 @@ public final class RcConnector {
                         | QpAttrMask.RQ_PSN
                         | QpAttrMask.MAX_DEST_RD_ATOMIC
                         | QpAttrMask.MIN_RNR_TIMER);
+    }
+
+    /** RTR → RTS: the requester half of {@link #connect}. */
+    public static void toRts(QueuePair qp, int sqPsn, int timeout) {
+        QpAttr attr = new QpAttr();
         attr.qpState = QpState.RTS;
         attr.timeout = timeout;
         attr.retryCnt = 7;

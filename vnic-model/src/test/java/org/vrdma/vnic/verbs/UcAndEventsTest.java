@@ -287,58 +287,20 @@ class UcAndEventsTest {
             final QueuePair ra = f.a.ctx.createQueuePair(f.a.pd, ia);
             final QueuePair rb = f.b.ctx.createQueuePair(f.b.pd, ib);
             RcConnector.connect(ra, rb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 0x100, 0x200, 14);
-            rcToRtr(rb, ra.qpNum());
+            RcConnector.toRtr(rb, ra.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 0x100);
             recv(f, rb, 3, 0, 4096);
             recv(f, rb, 4, 4096, 4096);
             ra.postSend(wr(f, WrOpcode.SEND, 3, 0, 100));
             f.settle();
             assertThat(events).containsExactly(AsyncEventType.COMM_EST);
             assertThat(sources).containsExactly(rb);
-            final QpAttr rts = new QpAttr();
-            rts.qpState = QpState.RTS;
-            rts.timeout = 14;
-            rts.retryCnt = 7;
-            rts.rnrRetry = 7;
-            rts.sqPsn = 0x200;
-            rts.maxRdAtomic = 1;
-            rb.modify(
-                    rts,
-                    QpAttrMask.STATE
-                            | QpAttrMask.TIMEOUT
-                            | QpAttrMask.RETRY_CNT
-                            | QpAttrMask.RNR_RETRY
-                            | QpAttrMask.SQ_PSN
-                            | QpAttrMask.MAX_QP_RD_ATOMIC);
+            RcConnector.toRts(rb, 0x200, 14);
             ra.postSend(wr(f, WrOpcode.SEND, 4, 0, 100));
             f.settle();
             assertThat(events).as("nothing more in RTS").hasSize(1);
             assertThat(poll(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
             destroy(qa, qb, ra, rb);
         }
-    }
-
-    private static void rcToRtr(final QueuePair qp, final int destQpn) {
-        final QpAttr a = new QpAttr();
-        a.qpState = QpState.INIT;
-        a.portNum = 1;
-        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
-        a.qpState = QpState.RTR;
-        a.ahAttr = AhAttr.of(Fabric.IP_A, 0xA);
-        a.pathMtu = Mtu.MTU_1024;
-        a.destQpNum = destQpn;
-        a.rqPsn = 0x100;
-        a.maxDestRdAtomic = 1;
-        a.minRnrTimer = 1;
-        qp.modify(
-                a,
-                QpAttrMask.STATE
-                        | QpAttrMask.AV
-                        | QpAttrMask.PATH_MTU
-                        | QpAttrMask.DEST_QPN
-                        | QpAttrMask.RQ_PSN
-                        | QpAttrMask.MAX_DEST_RD_ATOMIC
-                        | QpAttrMask.MIN_RNR_TIMER);
     }
 
     @Test
