@@ -15,6 +15,7 @@ import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.report.CcFigures;
 import org.vrdma.harness.lab.report.LabRunner;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -58,8 +59,8 @@ final class LabCommand implements Callable<Integer> {
             description =
                     "Run a lab (or replay a results.json) and write results.json, CSV, PNG plots and report.html.")
     static final class Run implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
+        @Mixin
+        LabConsole console;
 
         @Parameters(
                 index = "0",
@@ -85,9 +86,6 @@ final class LabCommand implements Callable<Integer> {
         @Option(names = "--no-plots", description = "Skip PNG plots and images in the report.")
         boolean noPlots;
 
-        @Option(names = "--no-progress", description = "No progress bar.")
-        boolean noProgress;
-
         @Override
         public Integer call() {
             PrintStream err = System.err;
@@ -100,12 +98,12 @@ final class LabCommand implements Callable<Integer> {
                     return 2;
                 }
                 Path dir = out != null ? out : Path.of("lab-results", lab.name());
-                PrintStream console = new PrintStream(new org.vrdma.harness.cli.LabCommand.Forward(spec), true);
-                console.println("lab " + lab.name() + " on " + b.name() + ": "
+                PrintStream stream = console.stream();
+                stream.println("lab " + lab.name() + " on " + b.name() + ": "
                         + SweepSpec.expand(lab).size() + " run(s), " + TopologyGenerator.hostCount(lab.topology())
                         + " hosts, seed " + lab.seed() + " -> " + dir);
-                new LabRunner(b, dir, console, !noProgress, !noPlots).run(lab);
-                console.println("wrote " + dir.resolve("report.html"));
+                new LabRunner(b, dir, stream, console.progress(), !noPlots).run(lab);
+                stream.println("wrote " + dir.resolve("report.html"));
                 return 0;
             } catch (LabException e) {
                 err.println("vrdma lab run: " + e.getMessage());
@@ -121,8 +119,8 @@ final class LabCommand implements Callable<Integer> {
                     + " (virtual time) and cc-compare; with --fat-tree also hpcc-fat-tree. Run from the repository"
                     + " root.")
     static final class Figures implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
+        @Mixin
+        LabConsole console;
 
         @Option(
                 names = "--root",
@@ -141,9 +139,6 @@ final class LabCommand implements Callable<Integer> {
         @Option(names = "--no-readmes", description = "Write the tables to --out only; leave the READMEs alone.")
         boolean noReadmes;
 
-        @Option(names = "--no-progress", description = "No progress bar.")
-        boolean noProgress;
-
         @Option(
                 names = "--fat-tree",
                 description = "Also run hpcc-fat-tree (320 hosts, DCQCN and HPCC: minutes of CPU) and"
@@ -154,26 +149,25 @@ final class LabCommand implements Callable<Integer> {
         public Integer call() {
             try {
                 if (!Files.isDirectory(root.resolve("test-harness/labs"))) {
-                    spec.commandLine()
-                            .getErr()
+                    console.err()
                             .println("vrdma lab figures: " + root.toAbsolutePath()
                                     + " is not the repository root (no test-harness/labs); use --root");
                     return 2;
                 }
-                PrintStream console = new PrintStream(new Forward(spec), true);
-                CcFigures figures =
-                        new CcFigures(root, out, LabBackends.get("virtual"), console, !noProgress).withFatTree(fatTree);
+                PrintStream stream = console.stream();
+                CcFigures figures = new CcFigures(root, out, LabBackends.get("virtual"), stream, console.progress())
+                        .withFatTree(fatTree);
                 Map<String, String> sections = figures.run();
-                console.println(
+                stream.println(
                         "wrote " + sections.size() + " tables to " + out + " and plots to " + root.resolve("docs/img"));
                 if (!noReadmes) {
                     for (Path p : figures.updateReadmes(sections)) {
-                        console.println("updated " + p);
+                        stream.println("updated " + p);
                     }
                 }
                 return 0;
             } catch (LabException e) {
-                spec.commandLine().getErr().println("vrdma lab figures: " + e.getMessage());
+                console.err().println("vrdma lab figures: " + e.getMessage());
                 return 2;
             }
         }
@@ -230,6 +224,31 @@ final class LabCommand implements Callable<Integer> {
                                 why == null ? "" : " (unavailable: " + why + ")");
             }
             return 0;
+        }
+    }
+
+    /**
+     * What the subcommands that run labs share: {@code --no-progress}, and the command's output and
+     * error writers (so tests capture them), the output as the stream lab runs print to.
+     */
+    static final class LabConsole {
+        @Spec(Spec.Target.MIXEE)
+        CommandSpec spec;
+
+        @Option(names = "--no-progress", description = "No progress bar.")
+        boolean noProgress;
+
+        boolean progress() {
+            return !noProgress;
+        }
+
+        /** The command's output writer as a stream that flushes each line. */
+        PrintStream stream() {
+            return new PrintStream(new Forward(spec), true);
+        }
+
+        java.io.PrintWriter err() {
+            return spec.commandLine().getErr();
         }
     }
 
