@@ -2,31 +2,18 @@ package org.vrdma.harness.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.util.ResourceLeakDetector;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.vrdma.harness.lab.LabLoader;
 import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.SampledLeakDetection;
 
 /** {@code ./vrdma lab}: validate, run the two-host lab, replay its results. */
+@ExtendWith(SampledLeakDetection.class)
 class LabCommandTest {
-    private static ResourceLeakDetector.Level leakLevel;
-
-    @BeforeAll
-    static void sampledLeakDetection() {
-        leakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
-    }
-
-    @AfterAll
-    static void restoreLeakDetection() {
-        ResourceLeakDetector.setLevel(leakLevel);
-    }
-
     @Test
     void validateNamesTheBadField(@TempDir Path dir) throws Exception {
         assertThat(VrdmaCli.run("lab", "validate", "labs/hpcc-fat-tree.json")).isZero();

@@ -3,14 +3,12 @@ package org.vrdma.harness.lab;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.netty.util.ResourceLeakDetector;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import javax.imageio.ImageIO;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.vrdma.harness.lab.report.LabRunner;
 import org.vrdma.harness.lab.report.ResultsWriter;
@@ -19,6 +17,7 @@ import org.vrdma.harness.lab.report.ResultsWriter;
  * Virtual-time labs replay exactly: the same lab and seed give byte-identical results JSON, also
  * when replayed from the results file; congestion shows in the counters; reports are produced.
  */
+@ExtendWith(SampledLeakDetection.class)
 class LabReproducibilityTest {
     static final String STAR = """
             {
@@ -36,20 +35,6 @@ class LabReproducibilityTest {
               ]
             }
             """;
-
-    private static ResourceLeakDetector.Level leakLevel;
-
-    /** Paranoid leak tracking records a stack per buffer access: too slow for a simulation of millions. */
-    @BeforeAll
-    static void sampledLeakDetection() {
-        leakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
-    }
-
-    @AfterAll
-    static void restoreLeakDetection() {
-        ResourceLeakDetector.setLevel(leakLevel);
-    }
 
     private static String run(Lab lab) {
         try (LabRun r = LabBackends.get("virtual").start(lab)) {

@@ -2,28 +2,13 @@ package org.vrdma.harness.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.util.ResourceLeakDetector;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The virtual backend runs labs with the real transport and vSwitch in virtual time. */
+@ExtendWith(SampledLeakDetection.class)
 class VirtualBackendTest {
-    private static ResourceLeakDetector.Level leakLevel;
-
-    /** Paranoid leak tracking records a stack per buffer access: too slow for a simulation of millions. */
-    @BeforeAll
-    static void sampledLeakDetection() {
-        leakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
-    }
-
-    @AfterAll
-    static void restoreLeakDetection() {
-        ResourceLeakDetector.setLevel(leakLevel);
-    }
-
     static final String TWO_HOSTS = """
             {
               "name": "two-hosts",

@@ -3,7 +3,6 @@ package org.vrdma.harness.lab.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.netty.util.ResourceLeakDetector;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -11,30 +10,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.vrdma.harness.ccsim.CcComparison;
 import org.vrdma.harness.lab.LabBackends;
 import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.SampledLeakDetection;
 
 /** {@code ./vrdma lab figures}: tables and plots from real (small) lab runs, README sections rewritten. */
+@ExtendWith(SampledLeakDetection.class)
 class CcFiguresTest {
-    private static ResourceLeakDetector.Level leakLevel;
-
-    @BeforeAll
-    static void sampledLeakDetection() {
-        leakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
-    }
-
-    @AfterAll
-    static void restoreLeakDetection() {
-        ResourceLeakDetector.setLevel(leakLevel);
-    }
-
     @Test
     void replacesOnlyTheMarkedSections() {
         String text = "intro\n<!-- BEGIN generated a-table (./vrdma lab figures) -->\nold a\n"
