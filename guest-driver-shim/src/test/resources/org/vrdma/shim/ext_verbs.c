@@ -96,7 +96,8 @@ static struct ibv_qp *make_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
 	return q;
 }
 
-static void connect_qp(struct ibv_qp *q, uint32_t dest)
+/* RC INIT -> RTR towards QP dest of this device, PSN 100. */
+static void to_rtr(struct ibv_qp *q, uint32_t dest)
 {
 	struct ibv_qp_attr rtr = {
 		.qp_state = IBV_QPS_RTR,
@@ -107,6 +108,16 @@ static void connect_qp(struct ibv_qp *q, uint32_t dest)
 		.min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
 	};
+
+	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					   IBV_QP_MIN_RNR_TIMER))
+		die("modify RTR");
+}
+
+/* RC RTR -> RTS, PSN 100. */
+static void to_rts(struct ibv_qp *q)
+{
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS,
 		.timeout = 14,
@@ -116,13 +127,22 @@ static void connect_qp(struct ibv_qp *q, uint32_t dest)
 		.max_rd_atomic = 4,
 	};
 
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR");
 	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 		die("modify RTS");
+}
+
+static void connect_qp(struct ibv_qp *q, uint32_t dest)
+{
+	to_rtr(q, dest);
+	to_rts(q);
+}
+
+/* Connects two RC QPs in INIT to each other. */
+static void connect_pair(struct ibv_qp *a, struct ibv_qp *b)
+{
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
 }
 
 static void post_send(struct ibv_qp *q, enum ibv_wr_opcode op, void *addr, uint32_t len,
@@ -194,8 +214,7 @@ static void events_scenario(void)
 		die("cq with channel");
 	a = make_qp(scq, scq);
 	b = make_qp(scq, rcq);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	for (int i = 0; i < 50; i++) {
 		post_recv(b, buf + 4096, 256, 500 + i);
 		if (ibv_req_notify_cq(rcq, 0))
@@ -286,8 +305,7 @@ static void sleeppoll_scenario(void)
 		die("cq");
 	a = make_qp(scq, scq);
 	b = make_qp(scq, rcq);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	post_recv(b, buf + 4096, 256, 42);
 	p.cq = rcq;
 	if (pthread_create(&t, NULL, poll_thread, &p))
@@ -337,8 +355,7 @@ static void async_scenario(void)
 		fail("a quiet async fd must say EAGAIN");
 	a = make_qp(cq, cq);
 	b = make_qp(cq, cq);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey ^ 0x5a5a00, 0, 7);
 	wc = wait_wc(cq, "bad rkey write");
 	printf("WC bad-rkey status=%d\n", wc.status);
@@ -348,8 +365,7 @@ static void async_scenario(void)
 
 	c = make_qp(cq, cq);
 	d = make_qp(cq, cq);
-	connect_qp(c, d->qp_num);
-	connect_qp(d, c->qp_num);
+	connect_pair(c, d);
 	if (ibv_modify_qp(c, &sqd, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY))
 		die("modify SQD");
 	await_async(IBV_EVENT_SQ_DRAINED, c, "sq-drained");
@@ -369,8 +385,7 @@ static void cqerr_scenario(void)
 		die("cq");
 	a = make_qp(small, small);
 	b = make_qp(other, other);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	for (int i = 0; i < 8; i++)
 		post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey, 0, i);
 	if (poll(&p, 1, 20000) != 1)
@@ -414,8 +429,7 @@ static void srqlimit_scenario(void)
 		to_init(b);
 	}
 	a = make_qp(cq, cq);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	for (int i = 0; i < 5; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)(buf + 4096 + 256 * i), .length = 256,
 				       .lkey = mr->lkey };
@@ -524,8 +538,7 @@ static void wr_scenario(void)
 		fail("ibv_qp_to_qp_ex");
 	to_init(a);
 	to_init(b);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	sges[0].lkey = sges[1].lkey = mr->lkey;
 	for (int i = 0; i < 1000; i++)
 		(i < 700 ? w1 : w2 - 700)[i] = (unsigned char)(i * 3 + 1);
@@ -646,16 +659,6 @@ static void commest_scenario(void)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_qp *a, *b;
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.rq_psn = 100,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
-	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				   .rnr_retry = 7, .sq_psn = 100, .max_rd_atomic = 4 };
 	struct ibv_async_event ev;
 	struct ibv_wc wc;
 	int flags;
@@ -665,11 +668,7 @@ static void commest_scenario(void)
 	a = make_qp(cq, cq);
 	b = make_qp(cq, cq);
 	connect_qp(a, b->qp_num);
-	rtr.dest_qp_num = a->qp_num;
-	if (ibv_modify_qp(b, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR");
+	to_rtr(b, a->qp_num);
 	post_recv(b, buf + 4096, 256, 21);
 	post_recv(b, buf + 8192, 256, 22);
 	memcpy(buf, "first", 6);
@@ -685,9 +684,7 @@ static void commest_scenario(void)
 			fail("comm-est completion status");
 	}
 	/* The application answers COMM_EST by moving to RTS; later messages raise nothing. */
-	if (ibv_modify_qp(b, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify RTS");
+	to_rts(b);
 	post_send(a, IBV_WR_SEND, buf, 6, 0, 0, 0, 12);
 	for (int i = 0; i < 2; i++) {
 		wc = wait_wc(cq, "second message");
@@ -898,8 +895,7 @@ static void qpfatal_scenario(void)
 	ring = last_memfd_mapping("memfd:vrdma-qp");
 	if (!ring)
 		fail("no QP ring mapped");
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	/* One of the two rings: a receive producer 1000 ahead of a 16-entry queue. */
 	__atomic_store_n((uint32_t *)(ring + 128), 1000u, __ATOMIC_RELEASE);
 	post_send(b, IBV_WR_SEND, buf, 8, 0, 0, 0, 1); /* the doorbell makes the vNIC read the rings */
