@@ -170,6 +170,16 @@ final class Fabric implements AutoCloseable {
     }
 
     /** A 100 Gbit/s link with 5 µs one-way delay (10 µs RTT) and a 4 MiB queue. */
+    /** The errno of the {@link VerbsException} {@code r} throws; fails if it throws none. */
+    static Errno errnoOf(final Runnable r) {
+        try {
+            r.run();
+        } catch (final VerbsException e) {
+            return e.errno();
+        }
+        throw new AssertionError("expected a VerbsException");
+    }
+
     static LinkConfig fastLink() {
         return LinkConfig.of(100_000_000_000L, 5_000).withQueueCapacityBytes(4 << 20);
     }

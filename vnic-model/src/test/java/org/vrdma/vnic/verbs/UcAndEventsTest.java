@@ -1,6 +1,7 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.errnoOf;
 
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
@@ -14,15 +15,6 @@ class UcAndEventsTest {
 
     private static Fabric fabric() {
         return new Fabric(7, Fabric.fastLink(), TransportConfig.defaults());
-    }
-
-    private static Errno errnoOf(final Runnable r) {
-        try {
-            r.run();
-        } catch (final VerbsException e) {
-            return e.errno();
-        }
-        throw new AssertionError("expected a VerbsException");
     }
 
     /** The BTH opcode of a frame A sent (Ethernet 14 + IPv4 20 + UDP 8 bytes before the BTH). */

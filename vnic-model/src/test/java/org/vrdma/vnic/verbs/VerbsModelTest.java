@@ -1,6 +1,7 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.errnoOf;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -15,15 +16,6 @@ import org.vrdma.vnic.transport.TransportConfig;
 class VerbsModelTest {
     private static Fabric fabric() {
         return new Fabric(1, Fabric.fastLink(), TransportConfig.defaults());
-    }
-
-    private static Errno errnoOf(final Runnable r) {
-        try {
-            r.run();
-        } catch (final VerbsException e) {
-            return e.errno();
-        }
-        throw new AssertionError("expected a VerbsException");
     }
 
     private static QueuePair rcQp(final Fabric f) {
