@@ -66,32 +66,44 @@ static long now_us(clockid_t clock)
 	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-static void to_init(struct ibv_qp *q)
+/* RESET -> INIT with the access flags access; dies saying what if refused. */
+static void init_with(struct ibv_qp *q, unsigned access, const char *what)
 {
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	};
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access };
 
 	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify INIT");
+		die(what);
 }
 
-static struct ibv_qp *make_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
+static void to_init(struct ibv_qp *q)
+{
+	init_with(q, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_REMOTE_ATOMIC,
+		  "modify INIT");
+}
+
+/* A QP of type type with 16 WRs and 2 SGEs each way, 64 bytes inline, still in RESET. */
+static struct ibv_qp *create_qp(enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
+				const char *what)
 {
 	struct ibv_qp_init_attr a = {
 		.send_cq = scq,
 		.recv_cq = rcq,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
 			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 	};
 	struct ibv_qp *q = ibv_create_qp(pd, &a);
 
 	if (!q)
-		die("ibv_create_qp");
+		die(what);
+	return q;
+}
+
+static struct ibv_qp *make_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
+{
+	struct ibv_qp *q = create_qp(IBV_QPT_RC, scq, rcq, "ibv_create_qp");
+
 	to_init(q);
 	return q;
 }
@@ -754,21 +766,9 @@ static void shutdown_scenario(void)
 
 static struct ibv_qp *make_uc_qp(struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2, .max_recv_sge = 2,
-			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_UC,
-	};
-	struct ibv_qp *q = ibv_create_qp(pd, &a);
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_qp *q = create_qp(IBV_QPT_UC, cq, cq, "ibv_create_qp UC");
 
-	if (!q)
-		die("ibv_create_qp UC");
-	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify UC INIT");
+	init_with(q, IBV_ACCESS_REMOTE_WRITE, "modify UC INIT");
 	return q;
 }
 
