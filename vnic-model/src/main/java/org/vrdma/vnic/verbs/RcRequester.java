@@ -247,6 +247,7 @@ final class RcRequester {
                 emitAtCursor(nowNs);
                 continue;
             }
+            skipLocalOps();
             if (curSeq == sq.tail) {
                 return;
             }
@@ -254,6 +255,20 @@ final class RcRequester {
             if (curSeq == assignedEnd) {
                 if (qp.state() == QpState.SQD) {
                     return;
+                }
+                if (w.opcode.isLocal() && w.localError == null) {
+                    // A memory window operation executes when the send queue reaches it; it takes no
+                    // PSN and completes once everything before it has (retire).
+                    w.localError = qp.executeLocal(w);
+                    if (w.localError == null) {
+                        w.firstPsn = curPsn;
+                        w.responseDone = true;
+                        assignedEnd++;
+                        curSeq++;
+                        curPkt = 0;
+                        retire(nowNs);
+                        continue;
+                    }
                 }
                 if (w.localError != null) {
                     checkLocalError();
@@ -280,6 +295,13 @@ final class RcRequester {
                 return;
             }
             emitAtCursor(nowNs);
+        }
+    }
+
+    /** Moves the cursor over executed memory window operations: a replay has nothing to send for them. */
+    private void skipLocalOps() {
+        while (curSeq < assignedEnd && sq.get(curSeq).numPackets == 0) {
+            curSeq++;
         }
     }
 
@@ -324,6 +346,7 @@ final class RcRequester {
 
     /** Emits the packet at the cursor and advances it. */
     private void emitAtCursor(final long nowNs) {
+        skipLocalOps();
         final SendWqe w = sq.get(curSeq);
         final boolean retx = Psn.lt(curPsn, sndMax);
         switch (w.opcode) {
@@ -481,6 +504,10 @@ final class RcRequester {
             } else {
                 p.opcode = Opcodes.RC_SEND_MIDDLE;
             }
+        }
+        if (last && w.opcode == WrOpcode.SEND_WITH_INV) {
+            p.opcode = n == 1 ? Opcodes.RC_SEND_ONLY_WITH_INV : Opcodes.RC_SEND_LAST_WITH_INV;
+            p.iethRkey = w.invalidateRkey;
         }
         if (last) {
             p.immData = w.immData;

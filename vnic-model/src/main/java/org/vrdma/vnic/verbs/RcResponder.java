@@ -120,6 +120,9 @@ final class RcResponder {
         hasRecv = false;
     }
 
+    /** The region the last successful {@link #checkRemote} reached (through a window or not). */
+    private MemoryRegion checkedRegion;
+
     /** A request packet addressed to this QP. */
     void onRequest(final TransportPacket p, final long nowNs) {
         final int d = Psn.diff(p.psn, ePsn);
@@ -194,7 +197,18 @@ final class RcResponder {
             }
         }
         recvOffset += len;
-        if (last) {
+        if (last && Opcodes.hasIeth(op)) {
+            if (!qp.invalidateRemote(p.iethRkey)) {
+                // Not a type 2 window bound through this QP: the receive fails, the requester gets
+                // an invalid request NAK and both QPs enter ERR.
+                completeRecv(WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, (int) recvOffset, false, 0, false);
+                nakError(p, Aeth.NAK_INVALID_REQUEST);
+                return;
+            }
+            completeRecvInvalidated((int) recvOffset, p.iethRkey, p.solicited);
+            messageState = NO_MESSAGE;
+            msn = (msn + 1) & Psn.MASK;
+        } else if (last) {
             completeRecv(WcStatus.SUCCESS, WcOpcode.RECV, (int) recvOffset, Opcodes.hasImm(op), p.immData, p.solicited);
             messageState = NO_MESSAGE;
             msn = (msn + 1) & Psn.MASK;
@@ -307,7 +321,7 @@ final class RcResponder {
             nakError(p, status);
             return;
         }
-        final MemoryRegion mr = device.lookupMr(p.atomicRkey);
+        final MemoryRegion mr = checkedRegion;
         final long off = p.atomicVa - mr.addr();
         final long original;
         try {
@@ -508,15 +522,21 @@ final class RcResponder {
 
     // ---------------------------------------------------------------- memory
 
-    /** 0 if {@code [va, va+len)} of region {@code rkey} is open to {@code access}, else a NAK code. */
+    /**
+     * 0 if {@code [va, va+len)} of region or window {@code rkey} is open to {@code access} (the region
+     * reached is then {@link #checkedRegion}), else a NAK code.
+     */
     private int checkRemote(final int rkey, final long va, final int len, final int access) {
+        checkedRegion = null;
         if (!AccessFlags.has(qp.accessFlags(), access)) {
             return Aeth.NAK_REMOTE_ACCESS_ERROR;
         }
-        final MemoryRegion mr = device.lookupMr(rkey);
-        if (mr == null || mr.pd() != qp.pd() || !AccessFlags.has(mr.access(), access) || !mr.contains(va, len)) {
+        // A region's rkey or a bound memory window's: the region the access then reaches.
+        final MemoryRegion mr = device.remoteRegion(qp, rkey, va, len, access);
+        if (mr == null) {
             return Aeth.NAK_REMOTE_ACCESS_ERROR;
         }
+        checkedRegion = mr;
         return 0;
     }
 
@@ -541,7 +561,7 @@ final class RcResponder {
                 return null;
             }
         }
-        final MemoryRegion mr = device.lookupMr(p.rethRkey);
+        final MemoryRegion mr = checkedRegion; // openWrite follows a successful checkRemote
         free.live = true;
         free.firstPsn = p.psn;
         free.numPackets = packets;
@@ -582,7 +602,7 @@ final class RcResponder {
     private int sendReadResponses(final TransportPacket req) {
         final long va = req.rethVa;
         final int len = req.rethLength;
-        final MemoryRegion mr = device.lookupMr(req.rethRkey);
+        final MemoryRegion mr = checkedRegion; // sendReadResponses follows a successful checkRemote
         final int n = Math.max(1, (len + pmtu - 1) / pmtu);
         final int firstPsn = req.psn;
         for (int i = 0; i < n; i++) {
@@ -668,6 +688,21 @@ final class RcResponder {
         sendAckPacket(Aeth.nak(code), p.psn, msn);
         qp.failFromResponder(
                 code == Aeth.NAK_REMOTE_ACCESS_ERROR ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_REQ_ERR);
+    }
+
+    private void completeRecvInvalidated(final int byteLen, final int rkey, final boolean solicited) {
+        hasRecv = false;
+        qp.completeRecv(
+                recv.wrId,
+                WcStatus.SUCCESS,
+                WcOpcode.RECV,
+                byteLen,
+                false,
+                rkey,
+                qp.peerQpn(),
+                qp.peerIpv4(),
+                WcFlags.WITH_INV,
+                solicited);
     }
 
     private void completeRecv(
