@@ -153,6 +153,11 @@ public final class MemoryWindow {
         if (type == TYPE_2 && (mr != null || (newRkey >>> 8) != index)) {
             return WcStatus.MW_BIND_ERR; // a bound type 2 window must be invalidated first
         }
+        if (region == null && bindLength == 0 && type == TYPE_1) {
+            unbind(); // ibv_bind_mw without a region: the window grants nothing, under a new key
+            rkey = newRkey;
+            return null;
+        }
         if (region == null
                 || !region.isRegistered()
                 || region.pd() != pd

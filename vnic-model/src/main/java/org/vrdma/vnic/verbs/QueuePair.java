@@ -265,6 +265,27 @@ public final class QueuePair implements TimerHandler {
             final long length,
             final int access) {
         Objects.requireNonNull(mw, "mw");
+        return bindMw(mw, mw.peekType1Rkey(), wrId, sendFlags, mr, addr, length, access);
+    }
+
+    /**
+     * {@link #bindMw(MemoryWindow, long, int, MemoryRegion, long, long, int)} with the new rkey chosen
+     * by the caller (a driver library that computes it as {@code ibv_inc_rkey} does): it must keep
+     * the window's index (EINVAL otherwise). A null region with length 0 unbinds the window.
+     */
+    public int bindMw(
+            final MemoryWindow mw,
+            final int rkey,
+            final long wrId,
+            final int sendFlags,
+            final MemoryRegion mr,
+            final long addr,
+            final long length,
+            final int access) {
+        Objects.requireNonNull(mw, "mw");
+        if ((rkey >>> 8) != (mw.rkey() >>> 8)) {
+            fail("rkey 0x" + Integer.toHexString(rkey) + " is not the window's");
+        }
         if (mw.type() != MemoryWindow.TYPE_1) {
             fail("ibv_bind_mw binds type 1 windows; type 2 windows use IBV_WR_BIND_MW");
         }
@@ -280,7 +301,7 @@ public final class QueuePair implements TimerHandler {
         wr.bindAddr = addr;
         wr.bindLength = length;
         wr.bindAccess = access;
-        wr.rkey = mw.peekType1Rkey();
+        wr.rkey = rkey;
         bindingType1 = true;
         try {
             postSend(wr);
@@ -594,7 +615,7 @@ public final class QueuePair implements TimerHandler {
             fail(op + " is not valid on a UC queue pair (SEND, RDMA WRITE and memory window operations only)");
         }
         if (op == WrOpcode.BIND_MW) {
-            if (wr.mw == null || wr.bindMr == null || wr.bindLength < 0) {
+            if (wr.mw == null || (wr.bindMr == null && wr.bindLength != 0) || wr.bindLength < 0) {
                 fail("BIND_MW needs a memory window, a memory region and a length >= 0");
             }
             if (wr.mw.type() != MemoryWindow.TYPE_2 && !bindingType1) {
