@@ -153,6 +153,14 @@ public final class IbvPd implements AutoCloseable {
         });
     }
 
+    /**
+     * An address handle to the sender of a received UD datagram ({@code ibv_create_ah_from_wc}): see
+     * {@link IbvAhAttr#fromWc}; the reply then goes to {@code wc.srcQp}.
+     */
+    public IbvAh createAhFromWc(IbvWc wc, MemorySegment grh, int portNum) {
+        return createAh(IbvAhAttr.fromWc(portNum, wc, grh));
+    }
+
     /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
     public void dealloc() {
         if (context.attached != null) {
