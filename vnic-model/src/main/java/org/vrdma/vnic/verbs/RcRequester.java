@@ -256,20 +256,6 @@ final class RcRequester {
                 if (qp.state() == QpState.SQD) {
                     return;
                 }
-                if (w.opcode.isLocal() && w.localError == null) {
-                    // A memory window operation executes when the send queue reaches it; it takes no
-                    // PSN and completes once everything before it has (retire).
-                    w.localError = qp.executeLocal(w);
-                    if (w.localError == null) {
-                        w.firstPsn = curPsn;
-                        w.responseDone = true;
-                        assignedEnd++;
-                        curSeq++;
-                        curPkt = 0;
-                        retire(nowNs);
-                        continue;
-                    }
-                }
                 if (w.localError != null) {
                     checkLocalError();
                     return;
@@ -279,6 +265,23 @@ final class RcRequester {
                 }
                 if ((w.sendFlags & SendFlags.FENCE) != 0 && outstandingRdAtomic > 0) {
                     return;
+                }
+                if (w.opcode.isLocal()) {
+                    // A memory window operation executes when the send queue reaches it (after a
+                    // fence, once earlier READs and atomics completed); it takes no PSN and
+                    // completes once everything before it has (retire).
+                    w.localError = qp.executeLocal(w);
+                    if (w.localError != null) {
+                        checkLocalError();
+                        return;
+                    }
+                    w.firstPsn = curPsn;
+                    w.responseDone = true;
+                    assignedEnd++;
+                    curSeq++;
+                    curPkt = 0;
+                    retire(nowNs);
+                    continue;
                 }
                 if (!windowAllows(packetsAtCursor(w)) || paced(nowNs)) {
                     return;

@@ -423,6 +423,106 @@ class MemoryWindowTest {
     }
 
     @Test
+    void aFencedInvalidationWaitsForTheReadBeforeItAndAnUnfencedOneDoesNot() {
+        try (Fabric f = fabric();
+                Extras x = new Extras()) {
+            final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
+            final MemoryRegion region = bindableRegion(f, x, ALL);
+            final MemoryWindow fenced = x.mw(f.b.pd, MemoryWindow.TYPE_2);
+            final MemoryWindow plain = x.mw(f.b.pd, MemoryWindow.TYPE_2);
+            qp[1].postSend(bindType2(fenced, 1, region, AccessFlags.REMOTE_READ));
+            qp[1].postSend(bindType2(plain, 1, region, AccessFlags.REMOTE_READ));
+            f.runUntil(() -> f.b.cq.size() == 2, 1_000_000_000L);
+            assertThat(drain(f.b.cq)).allMatch(c -> c.status == WcStatus.SUCCESS);
+            // B reads from A: a READ is outstanding when B posts the invalidations.
+            final SendWorkRequest read = new SendWorkRequest();
+            read.wrId = 1;
+            read.opcode = WrOpcode.RDMA_READ;
+            read.sendFlags = SendFlags.SIGNALED;
+            read.remoteAddr = Fabric.BASE;
+            read.rkey = f.a.mr.rkey();
+            read.addSge(Fabric.BASE, 4096, f.b.mr.lkey());
+            qp[1].postSend(read);
+            final SendWorkRequest inv = new SendWorkRequest();
+            inv.wrId = 2;
+            inv.opcode = WrOpcode.LOCAL_INV;
+            inv.sendFlags = SendFlags.SIGNALED;
+            inv.invalidateRkey = plain.rkey();
+            qp[1].postSend(inv);
+            assertThat(plain.isBound())
+                    .as("unfenced: executed when the queue reached it")
+                    .isFalse();
+            inv.wrId = 3;
+            inv.sendFlags = SendFlags.SIGNALED | SendFlags.FENCE;
+            inv.invalidateRkey = fenced.rkey();
+            qp[1].postSend(inv);
+            assertThat(fenced.isBound()).as("fenced: waits for the READ").isTrue();
+            f.runUntil(() -> f.b.cq.size() == 3, 1_000_000_000L);
+            assertThat(fenced.isBound()).isFalse();
+            final List<WorkCompletion> done = drain(f.b.cq);
+            assertThat(done).extracting(c -> c.wrId).containsExactly(1L, 2L, 3L);
+            assertThat(done)
+                    .extracting(c -> c.opcode)
+                    .containsExactly(WcOpcode.RDMA_READ, WcOpcode.LOCAL_INV, WcOpcode.LOCAL_INV);
+        }
+    }
+
+    @Test
+    void aUcQueuePairBindsAType2WindowAndItsPeerWritesThroughIt() {
+        try (Fabric f = fabric();
+                Extras x = new Extras()) {
+            final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UC, f.a.cq));
+            final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UC, f.b.cq));
+            ucToRts(qa, qb.qpNum(), Fabric.IP_B, 0xB);
+            ucToRts(qb, qa.qpNum(), Fabric.IP_A, 0xA);
+            final MemoryRegion region = bindableRegion(f, x, ALL);
+            final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
+            qb.postSend(bindType2(mw, 3, region, AccessFlags.REMOTE_WRITE));
+            assertThat(one(f, f.b.cq).opcode).isEqualTo(WcOpcode.BIND_MW);
+            f.a.memory.buffer().setLong(0, 0x1122334455667788L);
+            rdma(qa, f, WrOpcode.RDMA_WRITE, WBASE + WINDOW_OFFSET, mw.rkey());
+            assertThat(one(f, f.a.cq).status).isEqualTo(WcStatus.SUCCESS);
+            f.settle();
+            final ByteBufMemory backing = (ByteBufMemory) region.backing();
+            assertThat(backing.buffer().getLong(WINDOW_OFFSET)).isEqualTo(0x1122334455667788L);
+            // Outside the window: UC drops the message (no NAK), nothing is written.
+            rdma(qa, f, WrOpcode.RDMA_WRITE, WBASE, mw.rkey());
+            assertThat(one(f, f.a.cq).status).isEqualTo(WcStatus.SUCCESS);
+            f.settle();
+            assertThat(backing.buffer().getLong(0)).isZero();
+            final SendWorkRequest inv = new SendWorkRequest();
+            inv.opcode = WrOpcode.SEND_WITH_INV;
+            inv.invalidateRkey = mw.rkey();
+            assertThat(errnoOf(() -> qa.postSend(inv)))
+                    .as("SEND with Invalidate is RC only")
+                    .isEqualTo(Errno.EINVAL);
+            for (final QueuePair qp : new QueuePair[] {qa, qb}) {
+                final QpAttr r = new QpAttr();
+                r.qpState = QpState.RESET;
+                qp.modify(r, QpAttrMask.STATE);
+                qp.destroy();
+            }
+        }
+    }
+
+    private static void ucToRts(final QueuePair qp, final int destQpn, final int destIp, final long destMac) {
+        final QpAttr a = new QpAttr();
+        a.qpState = QpState.INIT;
+        a.portNum = 1;
+        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
+        a.qpState = QpState.RTR;
+        a.ahAttr = AhAttr.of(destIp, destMac);
+        a.pathMtu = Mtu.MTU_1024;
+        a.destQpNum = destQpn;
+        a.rqPsn = 0x300;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
+        a.qpState = QpState.RTS;
+        a.sqPsn = 0x300;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+    }
+
+    @Test
     void theDeviceHasAsManyWindowsAsRegionsAndRefusesMore() {
         try (Fabric f = new Fabric(
                 7,
