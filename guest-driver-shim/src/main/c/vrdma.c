@@ -565,6 +565,7 @@ static void fill_device_attr(const struct vr_device_attr *a, struct ibv_device_a
 	d->max_pkeys = a->max_pkeys;
 	d->phys_port_cnt = a->phys_port_cnt;
 	d->local_ca_ack_delay = a->local_ca_ack_delay;
+	d->max_mw = a->max_mw;
 }
 
 EXPORT int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
@@ -1368,7 +1369,8 @@ static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		o->opcode = (enum ibv_wc_opcode)w->opcode;
 		o->vendor_err = w->vendor_err;
 		o->byte_len = w->byte_len;
-		o->imm_data = htonl(w->imm_data);
+		/* imm_data is big-endian; invalidated_rkey (the same union) is host order. */
+		o->imm_data = (w->wc_flags & IBV_WC_WITH_INV) ? w->imm_data : htonl(w->imm_data);
 		o->qp_num = w->qp_num;
 		o->src_qp = w->src_qp;
 		o->wc_flags = w->wc_flags;
@@ -1472,6 +1474,9 @@ static int wr_opcode_ok(enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+	case IBV_WR_SEND_WITH_INV:
 		return 1;
 	default:
 		return 0;
@@ -1485,14 +1490,45 @@ static int ud_wr_ok(struct ibv_qp *qp, struct ibv_send_wr *wr)
 	       wr->wr.ud.ah->context == qp->context;
 }
 
-/* UC carries SEND and RDMA WRITE (with or without immediate) only: no reads, no atomics. */
+/*
+ * UC carries SEND and RDMA WRITE (with or without immediate) only: no reads, no atomics, no SEND
+ * with Invalidate (an RC opcode); memory window binds and local invalidation work on it.
+ */
 static int uc_wr_ok(struct ibv_send_wr *wr)
 {
 	return wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM ||
-	       wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	       wr->opcode == IBV_WR_RDMA_WRITE || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+	       wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW;
 }
 
+/*
+ * A BIND_MW request the library can check itself: a window of this context, type 2 through
+ * ibv_post_send (type 1 only through ibv_bind_mw, bind_type1), a region of the window's domain.
+ */
+static int bind_wr_ok(struct ibv_qp *qp, struct ibv_send_wr *wr, int bind_type1)
+{
+	struct ibv_mw *mw = wr->bind_mw.mw;
+	struct ibv_mr *mr = wr->bind_mw.bind_info.mr;
+
+	if (!mw || mw->context != qp->context)
+		return 0;
+	if (mw->type != (bind_type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2))
+		return 0;
+	if (mr ? mr->context != qp->context : wr->bind_mw.bind_info.length != 0)
+		return 0;
+	return 1;
+}
+
+static int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+		     int bind_type1);
+
 static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return post_send(ibqp, wr, bad, 0);
+}
+
+static int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad,
+		     int bind_type1)
 {
 	struct vr_qp *qp = (struct vr_qp *)ibqp;
 	uint8_t *sq = qp->ring + VR_QP_RING_HDR;
@@ -1515,7 +1551,8 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
 		    !wr_opcode_ok(wr->opcode) ||
 		    (ibqp->qp_type == IBV_QPT_UD && !ud_wr_ok(ibqp, wr)) ||
-		    (ibqp->qp_type == IBV_QPT_UC && !uc_wr_ok(wr))) {
+		    (ibqp->qp_type == IBV_QPT_UC && !uc_wr_ok(wr)) ||
+		    (wr->opcode == IBV_WR_BIND_MW && !bind_wr_ok(ibqp, wr, bind_type1))) {
 			ret = EINVAL;
 			break;
 		}
@@ -1530,12 +1567,33 @@ static int vr_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_
 		w->opcode = wr->opcode;
 		w->send_flags = wr->send_flags | (qp->sq_sig_all ? IBV_SEND_SIGNALED : 0);
 		w->imm_data = ntohl(wr->imm_data);
+		if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW) {
+			/* No data: the vNIC executes them on its keys when the queue reaches them. */
+			w->send_flags &= ~(uint32_t)IBV_SEND_INLINE;
+			if (wr->opcode == IBV_WR_LOCAL_INV) {
+				w->imm_data = wr->invalidate_rkey;
+			} else {
+				const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+				w->remote_addr = b->addr;
+				w->compare_add = b->length;
+				w->rkey = wr->bind_mw.rkey;
+				w->ah = wr->bind_mw.mw->handle;
+				w->remote_qpn = b->mr ? b->mr->handle : 0;
+				w->remote_qkey = b->mw_access_flags;
+			}
+			qp->sq_prod++;
+			continue;
+		}
+		if (wr->opcode == IBV_WR_SEND_WITH_INV)
+			w->imm_data = wr->invalidate_rkey;
 		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;
 			w->swap = wr->wr.atomic.swap;
-		} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) {
+		} else if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+			   wr->opcode != IBV_WR_SEND_WITH_INV) {
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
 		} else if (ibqp->qp_type == IBV_QPT_UD) {
@@ -1652,26 +1710,80 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 	return ret;
 }
 
+/*
+ * Memory windows: the vNIC allocates the window and its rkey; binds and invalidations are work
+ * requests on a send ring, executed by the vNIC in queue order.
+ */
 static struct ibv_mw *vr_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	(void)pd;
-	(void)type;
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct vr_alloc_mw_req req;
+	struct vr_alloc_mw_resp resp;
+	struct ibv_mw *mw;
+	int ret;
+
+	if (!pd || (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req = (struct vr_alloc_mw_req){ .pd = pd->handle, .type = (uint32_t)type };
+	ret = vr_ctx_call(pd->context, VR_ALLOC_MW, &req, sizeof(req), &resp, sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->rkey = resp.rkey;
+	mw->handle = resp.handle;
+	mw->type = type;
+	return mw;
 }
 
+/*
+ * ibv_bind_mw (type 1; the inline wrapper checked the type and the region's domain): posts the bind
+ * on the QP's send ring with the next rkey (ibv_inc_rkey) and, once posted, gives the window that
+ * rkey, as a hardware library does. The bind completes as IBV_WC_BIND_MW, or IBV_WC_MW_BIND_ERR.
+ */
 static int vr_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
-	(void)qp;
-	(void)mw;
-	(void)bind;
-	return EOPNOTSUPP;
+	struct ibv_send_wr wr, *bad;
+	int ret;
+
+	if (!qp || !mw || !bind || qp->context != mw->context || qp->pd != mw->pd ||
+	    qp->qp_type == IBV_QPT_UD)
+		return EINVAL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = bind->send_flags & (IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = bind->bind_info;
+	ret = post_send(qp, &wr, &bad, 1);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
 }
 
 static int vr_dealloc_mw(struct ibv_mw *mw)
 {
-	(void)mw;
-	return EOPNOTSUPP;
+	struct vr_handle req;
+	int ret;
+
+	if (!mw)
+		return EINVAL;
+	req = (struct vr_handle){ .handle = mw->handle };
+	ret = vr_ctx_call(mw->context, VR_DEALLOC_MW, &req, sizeof(req), NULL, 0);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
 }
 
 static uint32_t at_least_one(uint32_t v)
@@ -2159,19 +2271,71 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 	return &srq->srq;
 }
 
-EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
-{
-	struct vr_srq_attr req;
+/* MODIFY_SRQ carrying a new, larger ring for a queue that grows beyond its ring's slots. */
+struct vr_modify_srq_ring_req {
+	struct vr_srq_attr base;
+	int32_t ring_fd;
+	uint32_t ring_bytes;
+} __attribute__((packed));
 
-	if (!srq || !attr)
+/*
+ * IBV_SRQ_MAX_WR resizes the queue (the device sets IBV_DEVICE_SRQ_RESIZE): within the ring's slots
+ * the vNIC just changes its limit; beyond them the library makes a new ring, starts its producer
+ * counter where the old one stands, and the vNIC moves over to it (posts wait on the lock meanwhile).
+ */
+EXPORT int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct vr_srq *srq = (struct vr_srq *)ibsrq;
+	struct vr_context *c;
+	struct vr_modify_srq_ring_req req;
+	uint32_t entries = 0;
+	uint8_t *ring = NULL;
+	size_t ring_bytes = 0;
+	int fd = -1, ret;
+
+	if (!ibsrq || !attr)
 		return EINVAL;
-	req = (struct vr_srq_attr){
-		.handle = srq->handle,
+	c = to_vctx(ibsrq->context);
+	req.base = (struct vr_srq_attr){
+		.handle = ibsrq->handle,
 		.mask = (uint32_t)mask,
 		.max_wr = attr->max_wr,
 		.srq_limit = attr->srq_limit,
 	};
-	return vr_call(&to_vctx(srq->context)->conn, VR_MODIFY_SRQ, &req, sizeof(req), NULL, 0, NULL);
+	pthread_spin_lock(&srq->lock);
+	if ((mask & IBV_SRQ_MAX_WR) && attr->max_wr >= 1 &&
+	    attr->max_wr <= (uint32_t)c->attr.max_srq_wr &&
+	    pow2_at_least(attr->max_wr) > srq->entries) {
+		entries = pow2_at_least(attr->max_wr);
+		ring_bytes = VR_SRQ_RING_HDR + (size_t)entries * srq->stride;
+		fd = ring_create("vrdma-srq", ring_bytes, &ring);
+		if (fd < 0) {
+			pthread_spin_unlock(&srq->lock);
+			return errno;
+		}
+		*ring_u32(ring, VR_SRQ_PROD) = srq->prod;
+		*ring_u32(ring, VR_SRQ_CONS) = __atomic_load_n(ring_u32(srq->ring, VR_SRQ_CONS),
+								__ATOMIC_ACQUIRE);
+		req.ring_fd = fd;
+		req.ring_bytes = (uint32_t)ring_bytes;
+	}
+	ret = vr_call(&c->conn, VR_MODIFY_SRQ, &req, fd >= 0 ? sizeof(req) : sizeof(req.base), NULL,
+		      0, NULL);
+	if (fd >= 0) {
+		close(fd);
+		if (ret) {
+			munmap(ring, ring_bytes);
+		} else {
+			munmap(srq->ring, srq->ring_bytes);
+			srq->ring = ring;
+			srq->ring_bytes = ring_bytes;
+			srq->entries = entries;
+		}
+	}
+	if (!ret && (mask & IBV_SRQ_MAX_WR))
+		srq->max_wr = attr->max_wr;
+	pthread_spin_unlock(&srq->lock);
+	return ret;
 }
 
 EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)

@@ -123,6 +123,9 @@ static uint32_t cqx_read_byte_len(struct ibv_cq_ex *cq)
 
 static __be32 cqx_read_imm_data(struct ibv_cq_ex *cq)
 {
+	/* ibv_wc_read_invalidated_rkey reads the same field, raw (host order). */
+	if (cur_wc(cq)->wc_flags & IBV_WC_WITH_INV)
+		return cur_wc(cq)->imm_data;
 	return htonl(cur_wc(cq)->imm_data);
 }
 
@@ -354,20 +357,47 @@ static void wr_unsupported(struct ibv_qp_ex *qp)
 		s->err = EOPNOTSUPP;
 }
 
+/* A type 2 window's bind, carried in the slot as ibv_post_send carries IBV_WR_BIND_MW. */
 static void wr_bind_mw(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	wr_unsupported(qp);
+	struct vr_wr_state *s = wr_state(qp);
+	struct vr_sq_wqe *w;
+
+	if (!s->err && (!mw || !info || mw->type != IBV_MW_TYPE_2 || mw->context != qp->qp_base.context ||
+			(info->mr ? info->mr->context != qp->qp_base.context : info->length != 0))) {
+		s->cur = NULL;
+		s->err = EINVAL;
+		return;
+	}
+	w = begin(qp, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW);
+	if (w) {
+		w->remote_addr = info->addr;
+		w->compare_add = info->length;
+		w->rkey = rkey;
+		w->ah = mw->handle;
+		w->remote_qpn = info->mr ? info->mr->handle : 0;
+		w->remote_qkey = info->mw_access_flags;
+		s->cur = NULL; /* no SGEs or inline data follow */
+	}
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qp, uint32_t rkey)
 {
-	wr_unsupported(qp);
+	struct vr_sq_wqe *w = begin(qp, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV);
+
+	if (w) {
+		w->imm_data = rkey; /* invalidate_rkey, host order */
+		wr_state(qp)->cur = NULL;
+	}
 }
 
 static void wr_send_inv(struct ibv_qp_ex *qp, uint32_t rkey)
 {
-	wr_unsupported(qp);
+	struct vr_sq_wqe *w = begin(qp, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV);
+
+	if (w)
+		w->imm_data = rkey;
 }
 
 static void wr_send_tso(struct ibv_qp_ex *qp, void *hdr, uint16_t hdr_sz, uint16_t mss)

@@ -53,12 +53,13 @@ void vr_async_untrack(struct ibv_context *ctx, uint32_t kind, uint32_t handle);
 #define VR_SEND_OPS_SUPPORTED                                                                      \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |     \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                                  \
-	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                  \
+	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
 
-/* What a UC QP can send: SEND and RDMA WRITE, with or without immediate. */
+/* What a UC QP can send: SEND and RDMA WRITE, with or without immediate; memory window operations. */
 #define VR_SEND_OPS_UC                                                                             \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |     \
-	 IBV_QP_EX_WITH_SEND_WITH_IMM)
+	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
 struct ibv_cq_ex *vr_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 void vr_qp_ex_init(struct ibv_qp *qp, uint64_t send_ops_flags);

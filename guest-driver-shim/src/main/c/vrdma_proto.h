@@ -53,6 +53,9 @@ enum vr_op {
 	VR_MODIFY_SRQ = 43,
 	VR_QUERY_SRQ = 44,
 	VR_DESTROY_SRQ = 45,
+	/* Memory windows: ops 46-47 (binding and invalidation go through the send ring). */
+	VR_ALLOC_MW = 46,
+	VR_DEALLOC_MW = 47,
 };
 
 struct vr_hello_req {
@@ -100,6 +103,8 @@ struct vr_device_attr {
 	uint16_t max_pkeys;
 	uint8_t phys_port_cnt;
 	uint8_t local_ca_ack_delay;
+	int32_t max_mw;
+	uint32_t reserved;
 } __attribute__((packed));
 
 struct vr_port_req {
@@ -299,6 +304,13 @@ struct vr_sq_wqe {
 	/* struct vr_sge sge[max_send_sge]; uint8_t inline_data[max_inline_data]; */
 } __attribute__((packed));
 
+/*
+ * Memory window operations in the send ring: IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV carry
+ * invalidate_rkey in imm_data (host order, unconverted). IBV_WR_BIND_MW (and ibv_bind_mw, for type 1
+ * windows) uses remote_addr = bind addr, compare_add = bind length, rkey = the window's new rkey,
+ * ah = the window's handle, remote_qpn = the region's handle (0: none), remote_qkey = access flags.
+ */
+
 struct vr_rq_wqe {
 	uint64_t wr_id;
 	uint32_t num_sge;
@@ -420,6 +432,18 @@ struct vr_create_ah_req {
 	uint32_t reserved;
 } __attribute__((packed));
 
+/* ---------------------------------------------------------------- memory windows */
+
+struct vr_alloc_mw_req {
+	uint32_t pd;
+	uint32_t type; /* IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+} __attribute__((packed));
+
+struct vr_alloc_mw_resp {
+	uint32_t handle;
+	uint32_t rkey;
+} __attribute__((packed));
+
 /* ---------------------------------------------------------------- shared receive queues
  *
  * SRQ ring (one memfd per SRQ):
@@ -469,7 +493,8 @@ _Static_assert(sizeof(struct vr_sq_wqe) == 72, "vr_sq_wqe");
 _Static_assert(sizeof(struct vr_rq_wqe) == 16, "vr_rq_wqe");
 _Static_assert(sizeof(struct vr_create_qp_req) == 56, "vr_create_qp_req");
 _Static_assert(sizeof(struct vr_qp_attr) == 144, "vr_qp_attr");
-_Static_assert(sizeof(struct vr_device_attr) == 248, "vr_device_attr");
+_Static_assert(sizeof(struct vr_device_attr) == 256, "vr_device_attr");
+_Static_assert(sizeof(struct vr_alloc_mw_req) == 8, "vr_alloc_mw_req");
 _Static_assert(sizeof(struct vr_port_attr) == 32, "vr_port_attr");
 _Static_assert(sizeof(struct vr_wc) == 48, "vr_wc");
 _Static_assert(sizeof(struct vr_reg_mr_memfd_req) == 48, "vr_reg_mr_memfd_req");

@@ -49,6 +49,10 @@ public final class ControlProtocol {
     public static final int MODIFY_SRQ = 43;
     public static final int QUERY_SRQ = 44;
     public static final int DESTROY_SRQ = 45;
+    /** Memory windows: ALLOC_MW (u32 pd, u32 type → u32 handle, u32 rkey), DEALLOC_MW (u32 handle, u32 0). */
+    public static final int ALLOC_MW = 46;
+
+    public static final int DEALLOC_MW = 47;
 
     /** Completion ring: header bytes, producer (vNIC) and consumer (library) counter offsets. */
     public static final int CQ_RING_HDR = 128;
@@ -106,7 +110,7 @@ public final class ControlProtocol {
     public static final int SRQ_ATTR_LIMIT = 2;
 
     /** Bytes of {@code struct vr_device_attr}. */
-    public static final int DEVICE_ATTR_BYTES = 248;
+    public static final int DEVICE_ATTR_BYTES = 256;
     /** Bytes of {@code struct vr_port_attr}. */
     public static final int PORT_ATTR_BYTES = 32;
     /** Bytes of {@code struct vr_wc}. */

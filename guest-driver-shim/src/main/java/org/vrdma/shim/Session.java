@@ -29,6 +29,7 @@ import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
 import org.vrdma.vnic.verbs.Errno;
 import org.vrdma.vnic.verbs.MemoryRegion;
+import org.vrdma.vnic.verbs.MemoryWindow;
 import org.vrdma.vnic.verbs.Mtu;
 import org.vrdma.vnic.verbs.ProtectionDomain;
 import org.vrdma.vnic.verbs.QpAttr;
@@ -389,6 +390,24 @@ final class Session {
                         w.remoteQpn = ring.getInt(at + 60);
                         w.remoteQkey = ring.getInt(at + 64);
                     }
+                    if (op == WrOpcode.LOCAL_INV || op == WrOpcode.SEND_WITH_INV) {
+                        w.invalidateRkey = w.immData; // invalidate_rkey shares the slot with imm_data
+                    } else if (op == WrOpcode.BIND_MW) {
+                        try {
+                            if (!postBind(w, at)) {
+                                sendCq.push(wrId, WcStatus.MW_BIND_ERR, wcOp, qp.qpNum());
+                            }
+                        } catch (final VerbsException e) {
+                            if (e.errno() == Errno.ENOMEM) {
+                                sqCons--; // not taken: read again after the next completion
+                                stalled = true;
+                                break;
+                            }
+                            sendCq.push(wrId, WcStatus.MW_BIND_ERR, wcOp, qp.qpNum());
+                        }
+                        done++;
+                        continue;
+                    }
                     if ((flags & SendFlags.INLINE) != 0) {
                         ring.getBytes(at + SQ_WQE_BYTES + (long) maxSendSge * SGE_BYTES, inlineBytes, inlineLen);
                         inline.setIndex(0, inlineLen);
@@ -415,6 +434,34 @@ final class Session {
             if (done > 0) {
                 publishSqCons();
             }
+        }
+
+        /**
+         * A BIND_MW slot: remote_addr, compare_add (length), rkey (the new rkey), ah (the window's
+         * handle), remote_qpn (the region's handle, 0 for none), remote_qkey (the access flags). A
+         * type 1 window is bound as {@code ibv_bind_mw} asked, a type 2 one as {@code IBV_WR_BIND_MW}.
+         * False when the handles name nothing of this application's; the model's refusal propagates.
+         */
+        private boolean postBind(final SendWorkRequest w, final long at) {
+            final MemoryWindow mw = memoryWindow(ring.getInt(at + 56));
+            final int mrHandle = ring.getInt(at + 60);
+            final MemoryRegion mr = memoryRegion(mrHandle);
+            if (mw == null || (mr == null && mrHandle != 0)) {
+                return false;
+            }
+            final long length = ring.getLong(at + 40);
+            final int access = ring.getInt(at + 64);
+            if (mw.type() == MemoryWindow.TYPE_1) {
+                qp.bindMw(mw, w.rkey, w.wrId, w.sendFlags, mr, w.remoteAddr, length, access);
+            } else {
+                w.mw = mw;
+                w.bindMr = mr;
+                w.bindAddr = w.remoteAddr;
+                w.bindLength = length;
+                w.bindAccess = access;
+                qp.postSend(w);
+            }
+            return true;
         }
 
         /**
@@ -611,6 +658,8 @@ final class Session {
                 case MODIFY_SRQ -> modifySrq(in);
                 case QUERY_SRQ -> querySrq(in);
                 case DESTROY_SRQ -> destroySrq(in);
+                case ALLOC_MW -> allocMw(in);
+                case DEALLOC_MW -> deallocMw(in);
                 default -> Response.error(EOPNOTSUPP);
             };
         } catch (final VerbsException e) {
@@ -649,6 +698,8 @@ final class Session {
         for (final Object o : all) {
             if (o instanceof Cq c) {
                 quietly(() -> forceDestroyCq(c));
+            } else if (o instanceof MemoryWindow mw) {
+                quietly(mw::deallocate); // unbinds it: its region can go next
             }
         }
         for (final Object o : all) {
@@ -715,6 +766,7 @@ final class Session {
         b.putInt(a.maxSrq()).putInt(a.maxSrqWr()).putInt(a.maxSrqSge()).putInt(a.maxAh());
         b.putInt(a.maxInlineData());
         b.putShort((short) 1).put((byte) 1).put((byte) ShimInfo.LOCAL_CA_ACK_DELAY);
+        b.putInt(a.maxMw()).putInt(0);
         return Response.ok(b);
     }
 
@@ -1400,6 +1452,32 @@ final class Session {
         return Response.ok();
     }
 
+    /** ALLOC_MW: u32 pd, u32 type (1 or 2) → u32 handle, u32 rkey. */
+    private Response allocMw(final ByteBuffer in) {
+        final ProtectionDomain pd = get(in.getInt(), ProtectionDomain.class);
+        final MemoryWindow mw = pd.allocMemoryWindow(in.getInt());
+        final ByteBuffer b = Response.body(8);
+        b.putInt(put(mw)).putInt(mw.rkey());
+        return Response.ok(b);
+    }
+
+    private Response deallocMw(final ByteBuffer in) {
+        final int h = in.getInt();
+        get(h, MemoryWindow.class).deallocate();
+        handles.remove(h);
+        return Response.ok();
+    }
+
+    /** This application's memory window {@code h}, or null. */
+    MemoryWindow memoryWindow(final int h) {
+        return handles.get(h) instanceof MemoryWindow mw ? mw : null;
+    }
+
+    /** This application's memory region {@code h}, or null (also for 0: none). */
+    MemoryRegion memoryRegion(final int h) {
+        return handles.get(h) instanceof MemoryRegion mr ? mr : null;
+    }
+
     /** This application's address handle {@code h}, or null. */
     private AddressHandle addressHandle(final int h) {
         if (lastAh == null || h != lastAhHandle) {
@@ -1447,19 +1525,51 @@ final class Session {
         return Response.ok(b);
     }
 
-    /** {@code struct vr_srq_attr}: resizing is refused (EINVAL), the limit arms the limit event. */
+    /**
+     * {@code struct vr_srq_attr} [+ i32 ring_fd, u32 ring_bytes]: IBV_SRQ_MAX_WR resizes the queue
+     * (never below the receives posted: the ring is drained into the model first), IBV_SRQ_LIMIT
+     * arms the limit event. A queue growing beyond its ring's slots comes with a new, larger ring
+     * whose producer counter the library set to the old one's: the vNIC takes the old ring's
+     * receives, then continues on the new ring at the same counters and unmaps the old one.
+     */
     private Response modifySrq(final ByteBuffer in) {
         final SrqRing r = get(in.getInt(), SrqRing.class);
         final int mask = in.getInt();
         final int maxWr = in.getInt();
         in.getInt(); // max_sge: not modifiable
         final int limit = in.getInt();
+        in.getInt();
         if ((mask & ~(SRQ_ATTR_MAX_WR | SRQ_ATTR_LIMIT)) != 0) {
             return Response.error(EINVAL);
         }
-        final int modelMask = ((mask & SRQ_ATTR_MAX_WR) != 0 ? SharedReceiveQueue.ATTR_MAX_WR : 0)
-                | ((mask & SRQ_ATTR_LIMIT) != 0 ? SharedReceiveQueue.ATTR_LIMIT : 0);
-        r.srq.modify(maxWr, limit, modelMask);
+        final boolean resize = (mask & SRQ_ATTR_MAX_WR) != 0;
+        SharedRing next = null;
+        if (in.remaining() >= 8) {
+            final int fd = in.getInt();
+            final long ringBytes = in.getInt() & 0xFFFF_FFFFL;
+            final long bytes = SrqRing.bytes(maxWr, r.maxSge);
+            if (!resize || maxWr < 1 || maxWr > context.queryDevice().maxSrqWr() || ringBytes < bytes) {
+                return Response.error(EINVAL);
+            }
+            next = SharedRing.map(pid, fd, bytes);
+        } else if (resize && pow2AtLeast(Math.max(1, maxWr)) > r.entries()) {
+            return Response.error(EINVAL); // the ring has no room for that many: a new ring must come
+        }
+        try {
+            r.drain(); // every receive posted so far is in the model before its size is checked
+            final int modelMask = (resize ? SharedReceiveQueue.ATTR_MAX_WR : 0)
+                    | ((mask & SRQ_ATTR_LIMIT) != 0 ? SharedReceiveQueue.ATTR_LIMIT : 0);
+            r.srq.modify(maxWr, limit, modelMask);
+        } catch (final RuntimeException e) {
+            if (next != null) {
+                next.close();
+            }
+            throw e;
+        }
+        if (next != null) {
+            r.replaceRing(next, maxWr);
+            next.setIntVolatile(DB_ARMED, 1);
+        }
         return Response.ok();
     }
 
@@ -1514,6 +1624,8 @@ final class Session {
             case FETCH_ADD -> 4;
             case RECV -> 128;
             case RECV_RDMA_WITH_IMM -> 129;
+            case BIND_MW -> 5;
+            case LOCAL_INV -> 6;
         };
     }
 

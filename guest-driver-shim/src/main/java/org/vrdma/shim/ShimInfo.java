@@ -12,8 +12,11 @@ final class ShimInfo {
     static final int VENDOR_PART_ID = 0;
     static final int HW_VERSION = 0;
     static final long PAGE_SIZE_CAP = 0xfffff000L;
-    /** PORT_ACTIVE_EVENT | SYS_IMAGE_GUID | RC_RNR_NAK_GEN. */
-    static final int DEVICE_CAP_FLAGS = (1 << 10) | (1 << 11) | (1 << 12);
+    /**
+     * PORT_ACTIVE_EVENT | SYS_IMAGE_GUID | RC_RNR_NAK_GEN | SRQ_RESIZE | MEM_WINDOW |
+     * MEM_WINDOW_TYPE_2B (type 2 windows are bound to their queue pair).
+     */
+    static final int DEVICE_CAP_FLAGS = (1 << 10) | (1 << 11) | (1 << 12) | (1 << 13) | (1 << 17) | (1 << 24);
 
     static final int LOCAL_CA_ACK_DELAY = 15;
     static final int PORT_STATE_ACTIVE = 4;

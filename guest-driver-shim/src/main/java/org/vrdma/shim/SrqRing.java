@@ -18,8 +18,8 @@ import org.vrdma.vnic.verbs.VerbsException;
  */
 final class SrqRing {
     final SharedReceiveQueue srq;
-    final SharedRing ring;
-    final int entries;
+    private SharedRing ring;
+    private int entries;
     final int stride;
     final int maxSge;
     private final RecvWorkRequest recv;
@@ -115,6 +115,25 @@ final class SrqRing {
             published = consumed;
             ring.setIntRelease(SRQ_CONS, consumed);
         }
+    }
+
+    /** Slots of the current ring. */
+    int entries() {
+        return entries;
+    }
+
+    /**
+     * Continues on {@code next}, a ring for {@code maxWr} receives whose producer counter the library
+     * set to this ring's (everything here was drained): counters run on, the old ring is unmapped.
+     */
+    void replaceRing(final SharedRing next, final int maxWr) {
+        final SharedRing old = ring;
+        ring = next;
+        entries = Session.pow2AtLeast(maxWr);
+        stalled = false;
+        published = drained - srq.size() - 1; // force the consumer counter into the new ring
+        publishConsumed();
+        old.close();
     }
 
     void close() {

@@ -120,7 +120,19 @@ final class AttachedQp {
         ring.putInt(at + 32, wr.rkey);
         ring.putLong(at + 40, wr.compareAdd);
         ring.putLong(at + 48, wr.swap);
-        if (ud) {
+        if (wr.opcode == org.vrdma.vnic.verbs.WrOpcode.LOCAL_INV
+                || wr.opcode == org.vrdma.vnic.verbs.WrOpcode.SEND_WITH_INV) {
+            ring.putInt(at + 20, wr.invalidateRkey); // shares the slot with imm_data
+        }
+        if (wr.opcode == org.vrdma.vnic.verbs.WrOpcode.BIND_MW) {
+            // As vrdma_proto.h: addr, length, new rkey, window, region handles and access flags.
+            ring.putLong(at + 24, wr.bindAddr);
+            ring.putLong(at + 40, wr.bindLength);
+            ring.putInt(at + 56, wr.mw.handle);
+            ring.putInt(at + 60, wr.bindMr == null ? 0 : wr.bindMr.handle);
+            ring.putInt(at + 64, wr.bindAccess);
+            ring.putInt(at + 68, 0);
+        } else if (ud) {
             // The vNIC resolves the handle among this context's own address handles only.
             ring.putInt(at + 56, wr.ah.handle);
             ring.putInt(at + 60, wr.remoteQpn);

@@ -62,6 +62,27 @@ final class AttachedRecvQueue {
         doorbell(ctx, ring);
     }
 
+    /**
+     * The same queue on {@code ring} (this one or a new one whose counters the caller set to this
+     * one's) with room for {@code capacity} receives, continuing at this producer counter.
+     */
+    AttachedRecvQueue resized(SharedRing next, int nextEntries, int nextCapacity) {
+        AttachedRecvQueue q =
+                new AttachedRecvQueue(next, slotsAt, nextEntries, stride, nextCapacity, prodAt, consAt, what);
+        q.prod = prod;
+        return q;
+    }
+
+    /** The producer counter (receives posted so far). */
+    int prod() {
+        return prod;
+    }
+
+    /** Slots of the ring. */
+    int entries() {
+        return entries;
+    }
+
     /** Receives posted the vNIC has not consumed yet. */
     int outstanding() {
         return prod - ring.getIntAcquire(consAt);

@@ -16,13 +16,15 @@ import org.vrdma.shim.VnicClient;
  */
 final class AttachedSrq {
     final int handle;
-    private final SharedRing ring;
-    private final AttachedRecvQueue queue;
+    private SharedRing ring;
+    private AttachedRecvQueue queue;
+    private final int maxSge;
 
-    private AttachedSrq(int handle, SharedRing ring, AttachedRecvQueue queue) {
+    private AttachedSrq(int handle, SharedRing ring, AttachedRecvQueue queue, int maxSge) {
         this.handle = handle;
         this.ring = ring;
         this.queue = queue;
+        this.maxSge = maxSge;
     }
 
     /** CREATE_SRQ with its ring; {@code granted[0..1]} get the {@code max_wr} and {@code max_sge} granted. */
@@ -56,7 +58,7 @@ final class AttachedSrq {
                 SRQ_PROD,
                 SRQ_CONS,
                 "shared receive queue");
-        return new AttachedSrq(handle, ring, q);
+        return new AttachedSrq(handle, ring, q, granted[1]);
     }
 
     /** Posting thread: {@code wr} was validated by {@link IbvSrq}. */
@@ -74,6 +76,41 @@ final class AttachedSrq {
                 .putInt(srqLimit)
                 .putInt(0);
         ctx.attached.call(MODIFY_SRQ, b);
+    }
+
+    /**
+     * MODIFY_SRQ with {@code mask} (the caller holds the context's lock and no thread posts to the
+     * queue meanwhile). A queue growing beyond its ring's slots gets a new ring whose counters start
+     * where the old one's stand; the vNIC takes the old ring's receives and moves over.
+     */
+    void modify(IbvContext ctx, int mask, int maxWr, int srqLimit) {
+        boolean resize = (mask & IbvSrqAttr.MAX_WR) != 0;
+        SrqRingLayout grown =
+                resize && maxWr >= 1 && SrqRingLayout.of(maxWr, maxSge).entries() > queue.entries()
+                        ? SrqRingLayout.of(maxWr, maxSge)
+                        : null;
+        SharedRing next = null;
+        ByteBuffer b = VnicClient.body(grown != null ? 32 : 24);
+        b.putInt(handle).putInt(mask).putInt(maxWr).putInt(0).putInt(srqLimit).putInt(0);
+        if (grown != null) {
+            next = AttachedCq.ring("vrdma-srq", grown.bytes());
+            next.setIntRelease(SRQ_PROD, queue.prod());
+            next.setIntRelease(SRQ_CONS, ring.getIntAcquire(SRQ_CONS));
+            b.putInt(next.fd()).putInt((int) next.bytes());
+            ctx.attached.callWithRing(MODIFY_SRQ, b, next);
+        } else {
+            ctx.attached.call(MODIFY_SRQ, b);
+        }
+        if (resize) {
+            SharedRing old = ring;
+            if (next != null) {
+                ring = next;
+            }
+            queue = queue.resized(ring, next != null ? grown.entries() : queue.entries(), maxWr);
+            if (next != null) {
+                old.close();
+            }
+        }
     }
 
     /** QUERY_SRQ: {@code max_wr}, {@code max_sge}, {@code srq_limit}. */

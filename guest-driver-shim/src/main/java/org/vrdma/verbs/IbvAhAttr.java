@@ -30,6 +30,35 @@ public final class IbvAhAttr {
         return a;
     }
 
+    /**
+     * The address of the sender of a received UD datagram ({@code ibv_init_ah_from_wc}): RoCE v2
+     * over IPv4 puts 20 unused bytes and then the sender's IPv4 header in the receive's 40-byte GRH
+     * area; its source address becomes the destination GID, its TOS byte the traffic class.
+     *
+     * @param grh the first 40 bytes of the receive buffer
+     * @throws IbvInvalidArgumentException port other than 1, a completion without {@code GRH}, a GRH
+     *     area shorter than 40 bytes or without an IPv4 header
+     */
+    public static IbvAhAttr fromWc(int portNum, IbvWc wc, java.lang.foreign.MemorySegment grh) {
+        if (wc == null || grh == null || portNum != 1) {
+            throw new IbvInvalidArgumentException("ibv_init_ah_from_wc needs a completion, its GRH and port 1");
+        }
+        if ((wc.wcFlags & org.vrdma.vnic.verbs.WcFlags.GRH) == 0 || grh.byteSize() < 40) {
+            throw new IbvInvalidArgumentException("the completion carries no GRH");
+        }
+        int version = grh.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 20) >>> 4 & 0xF;
+        if (version != 4) {
+            throw new IbvInvalidArgumentException("no IPv4 header in the GRH area (RoCE v2 over IPv4)");
+        }
+        int src =
+                grh.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 32);
+        IbvAhAttr a = of(IbvGid.ofIpv4(src));
+        a.trafficClass = grh.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 21) & 0xFF;
+        a.hopLimit = 0xFF;
+        a.portNum = portNum;
+        return a;
+    }
+
     AhAttr toModel() {
         if (!isGlobal || dgid == null) {
             throw new IbvInvalidArgumentException("RoCE address vectors need is_global and a destination GID");

@@ -282,6 +282,11 @@ public final class IbvContext implements AutoCloseable {
         });
     }
 
+    /** The address of a received UD datagram's sender ({@code ibv_init_ah_from_wc}): {@link IbvAhAttr#fromWc}. */
+    public IbvAhAttr initAhFromWc(int portNum, IbvWc wc, MemorySegment grh) {
+        return IbvAhAttr.fromWc(portNum, wc, grh);
+    }
+
     /** Closes the context ({@code ibv_close_device}); EBUSY while any of its objects is alive. */
     @Override
     public void close() {

@@ -134,6 +134,11 @@ public final class IbvMr implements AutoCloseable {
         onDeregistered();
     }
 
+    /** The model's region (embedded host), or null. */
+    MemoryRegion model() {
+        return mr;
+    }
+
     /** True if {@code [address, address + len)} lies inside the region. */
     boolean contains(long address, long len) {
         long off = address - addr;

@@ -20,6 +20,7 @@ public final class IbvPd implements AutoCloseable {
     // Confined to the loop (embedded) or guarded by the context (attached).
     final List<IbvMr> mrs = new ArrayList<>();
     final List<IbvAh> ahs = new ArrayList<>();
+    final List<IbvMw> mws = new java.util.concurrent.CopyOnWriteArrayList<>();
     private boolean live = true;
 
     IbvPd(IbvContext context, ProtectionDomain pd) {
@@ -122,6 +123,44 @@ public final class IbvPd implements AutoCloseable {
         });
     }
 
+    /**
+     * Allocates a memory window ({@code ibv_alloc_mw}), unbound.
+     *
+     * @param type {@link IbvMw#TYPE_1} or {@link IbvMw#TYPE_2}
+     * @throws IbvInvalidArgumentException another type
+     * @throws IbvNoMemoryException the device has no free window ({@code max_mw})
+     */
+    public IbvMw allocMw(int type) {
+        if (type != IbvMw.TYPE_1 && type != IbvMw.TYPE_2) {
+            throw new IbvInvalidArgumentException("memory window type " + type);
+        }
+        if (context.attached != null) {
+            synchronized (context) {
+                checkLive();
+                ByteBuffer req = org.vrdma.shim.VnicClient.body(8);
+                req.putInt(handle).putInt(type);
+                ByteBuffer r = context.attached.call(org.vrdma.shim.ControlProtocol.ALLOC_MW, req);
+                IbvMw mw = new IbvMw(this, type, r.getInt(), r.getInt());
+                mws.add(mw);
+                return mw;
+            }
+        }
+        return context.loop.call(() -> {
+            checkLive();
+            IbvMw mw = new IbvMw(this, model().allocMemoryWindow(type));
+            mws.add(mw);
+            return mw;
+        });
+    }
+
+    /**
+     * An address handle to the sender of a received UD datagram ({@code ibv_create_ah_from_wc}): see
+     * {@link IbvAhAttr#fromWc}; the reply then goes to {@code wc.srcQp}.
+     */
+    public IbvAh createAhFromWc(IbvWc wc, MemorySegment grh, int portNum) {
+        return createAh(IbvAhAttr.fromWc(portNum, wc, grh));
+    }
+
     /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
     public void dealloc() {
         if (context.attached != null) {
@@ -153,9 +192,9 @@ public final class IbvPd implements AutoCloseable {
     private void deallocAttached() {
         synchronized (context) {
             checkLive();
-            if (!mrs.isEmpty() || !ahs.isEmpty()) {
-                throw new IbvBusyException(
-                        mrs.size() + " memory regions and " + ahs.size() + " address handles still alive");
+            if (!mrs.isEmpty() || !ahs.isEmpty() || !mws.isEmpty()) {
+                throw new IbvBusyException(mrs.size() + " memory regions, " + ahs.size() + " address handles and "
+                        + mws.size() + " memory windows still alive");
             }
             AttachedMemory.call(context, org.vrdma.shim.ControlProtocol.DEALLOC_PD, handle);
             live = false;
@@ -174,6 +213,13 @@ public final class IbvPd implements AutoCloseable {
     }
 
     void destroyChildrenOnLoop() {
+        for (IbvMw w : List.copyOf(mws)) {
+            if (w.isAllocated()) {
+                w.mw.deallocate();
+                w.onDeallocated();
+            }
+        }
+        mws.clear();
         for (IbvAh h : List.copyOf(ahs)) {
             h.destroyOnLoop();
         }

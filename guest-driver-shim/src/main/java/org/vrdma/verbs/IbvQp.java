@@ -240,6 +240,7 @@ public final class IbvQp implements AutoCloseable {
         long total = validate(wr);
         if (attached != null) {
             attached.postSend(context, wr, total);
+            onPosted(wr);
             return;
         }
         long t = sendTail.getPlain();
@@ -247,6 +248,7 @@ public final class IbvQp implements AutoCloseable {
             throw new IbvNoMemoryException(Errno.ENOMEM, "send queue full (" + maxSendWr + ")");
         }
         sendSlots[(int) (t % maxSendWr)].fill(wr, total, context);
+        onPosted(wr);
         // A volatile store, ordered before the read of the scheduled flag in wake().
         sendTail.set(t + 1);
         if (context.loop.inLoop()) {
@@ -254,6 +256,48 @@ public final class IbvQp implements AutoCloseable {
         } else if (!sendScheduled.get() && sendScheduled.compareAndSet(false, true)) {
             context.loop.execute(sendDrain);
         }
+    }
+
+    /** A type 2 window's bind was posted: the window reports the rkey it asked for. */
+    private static void onPosted(IbvSendWr wr) {
+        if (wr.opcode == WrOpcode.BIND_MW && !wr.type1Bind) {
+            wr.mw.rkey(wr.rkey);
+        }
+    }
+
+    /**
+     * Binds a type 1 memory window ({@code ibv_bind_mw}) to {@code [addr, addr + length)} of {@code
+     * mr} with {@code access} (REMOTE_* flags): the bind goes on the send queue, executes in order
+     * and completes as {@link WcOpcode#BIND_MW} when signaled, or MW_BIND_ERR when the region does
+     * not allow it (no {@code MW_BIND}, out of range, remote write without local write); the window
+     * gets a new rkey at once, as {@code mw->rkey} does. A null region with length 0 unbinds it.
+     *
+     * @return the window's new rkey
+     * @throws IbvInvalidArgumentException a type 2 window, a window or region of another domain, a UD
+     *     QP, the state
+     * @throws IbvNoMemoryException the send queue is full
+     */
+    public int bindMw(IbvMw mw, long wrId, int sendFlags, IbvMr mr, long addr, long length, int access) {
+        if (mw == null || mw.type() != IbvMw.TYPE_1) {
+            throw new IbvInvalidArgumentException("ibv_bind_mw binds type 1 windows");
+        }
+        if (mw.pd() != pd || (mr != null && mr.pd() != pd)) {
+            throw new IbvInvalidArgumentException("window or region of another protection domain");
+        }
+        IbvSendWr wr = new IbvSendWr(1);
+        wr.wrId = wrId;
+        wr.opcode = WrOpcode.BIND_MW;
+        wr.sendFlags = sendFlags & (SendFlags.SIGNALED | SendFlags.FENCE);
+        wr.mw = mw;
+        wr.rkey = mw.nextRkey();
+        wr.bindMr = mr;
+        wr.bindAddr = addr;
+        wr.bindLength = length;
+        wr.bindAccess = access;
+        wr.type1Bind = true;
+        postSend(wr);
+        mw.rkey(wr.rkey);
+        return wr.rkey;
     }
 
     /**
@@ -373,8 +417,27 @@ public final class IbvQp implements AutoCloseable {
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             throw new IbvInvalidArgumentException(op + " is not valid on a UD queue pair");
         }
-        if (type == QpType.UC && op.isReadOrAtomic()) {
-            throw new IbvInvalidArgumentException(op + " is not valid on a UC queue pair (SEND and RDMA WRITE only)");
+        if (type == QpType.UC && (op.isReadOrAtomic() || op == WrOpcode.SEND_WITH_INV)) {
+            throw new IbvInvalidArgumentException(
+                    op + " is not valid on a UC queue pair (SEND, RDMA WRITE and window operations only)");
+        }
+        if (op.isLocal() && (wr.numSge() != 0 || (wr.sendFlags & SendFlags.INLINE) != 0)) {
+            throw new IbvInvalidArgumentException(op + " carries no data");
+        }
+        if (op == WrOpcode.BIND_MW) {
+            IbvMw mw = wr.mw;
+            if (mw == null || !mw.isAllocated() || mw.pd().context() != context) {
+                throw new IbvInvalidArgumentException("BIND_MW needs a live memory window of this context");
+            }
+            if (mw.type() != (wr.type1Bind ? IbvMw.TYPE_1 : IbvMw.TYPE_2)) {
+                throw new IbvInvalidArgumentException("type 1 windows are bound with bindMw, type 2 with BIND_MW");
+            }
+            if (wr.bindMr == null ? wr.bindLength != 0 : wr.bindMr.pd().context() != context) {
+                throw new IbvInvalidArgumentException("BIND_MW needs a region of this context");
+            }
+            if (wr.bindLength < 0) {
+                throw new IbvInvalidArgumentException("negative window length");
+            }
         }
         if (wr.numSge() > maxSendSge) {
             throw new IbvInvalidArgumentException("num_sge " + wr.numSge() + " > max_send_sge " + maxSendSge);
@@ -432,7 +495,19 @@ public final class IbvQp implements AutoCloseable {
             }
             slot.toModel(modelWr, seq);
             try {
-                qp.postSend(modelWr);
+                if (slot.opcode == WrOpcode.BIND_MW && slot.mw.type() == IbvMw.TYPE_1) {
+                    qp.bindMw(
+                            modelWr.mw,
+                            modelWr.rkey,
+                            seq,
+                            modelWr.sendFlags,
+                            modelWr.bindMr,
+                            modelWr.bindAddr,
+                            modelWr.bindLength,
+                            modelWr.bindAccess);
+                } else {
+                    qp.postSend(modelWr);
+                }
             } catch (VerbsException e) {
                 refuse(seq, slot.opcode);
             }
@@ -523,6 +598,12 @@ public final class IbvQp implements AutoCloseable {
         IbvAh ah;
         int remoteQpn;
         int remoteQkey;
+        int invalidateRkey;
+        IbvMw mw;
+        IbvMr bindMr;
+        long bindAddr;
+        long bindLength;
+        int bindAccess;
         final long[] addr;
         final int[] length;
         final int[] lkey;
@@ -551,6 +632,12 @@ public final class IbvQp implements AutoCloseable {
             ah = wr.ah;
             remoteQpn = wr.remoteQpn;
             remoteQkey = wr.remoteQkey;
+            invalidateRkey = wr.invalidateRkey;
+            mw = wr.mw;
+            bindMr = wr.bindMr;
+            bindAddr = wr.bindAddr;
+            bindLength = wr.bindLength;
+            bindAccess = wr.bindAccess;
             if ((sendFlags & SendFlags.INLINE) != 0) {
                 numSge = 0;
                 int pos = 0;
@@ -592,6 +679,14 @@ public final class IbvQp implements AutoCloseable {
             m.ah = ah == null ? null : ah.ah;
             m.remoteQpn = remoteQpn;
             m.remoteQkey = remoteQkey;
+            m.invalidateRkey = invalidateRkey;
+            if (opcode == WrOpcode.BIND_MW) {
+                m.mw = mw.mw;
+                m.bindMr = bindMr == null ? null : bindMr.model();
+                m.bindAddr = bindAddr;
+                m.bindLength = bindLength;
+                m.bindAccess = bindAccess;
+            }
             if ((sendFlags & SendFlags.INLINE) != 0) {
                 inlineBuf.setIndex(0, inlineLength);
                 m.inlineData = inlineBuf;

@@ -28,6 +28,20 @@ public final class IbvSendWr extends SgeWorkRequest<IbvSendWr> {
     public long compareAdd;
     /** Atomics: the swap value (CAS). */
     public long swap;
+    /** LOCAL_INV and SEND_WITH_INV: the rkey to invalidate ({@code invalidate_rkey}). */
+    public int invalidateRkey;
+    /** BIND_MW: the type 2 window; {@link #rkey} is the rkey it gets ({@code bind_mw.rkey}). */
+    public IbvMw mw;
+    /** BIND_MW: the region ({@code bind_info.mr}; null with length 0 only), range and access. */
+    public IbvMr bindMr;
+
+    public long bindAddr;
+    public long bindLength;
+    /** BIND_MW: the {@link org.vrdma.vnic.verbs.AccessFlags} the window grants (REMOTE_* only). */
+    public int bindAccess;
+    /** Set by {@link IbvQp#bindMw}: the request binds a type 1 window. */
+    boolean type1Bind;
+
     /** UD: the address handle of the destination. */
     public IbvAh ah;
     /** UD: the destination QP number. */
@@ -50,6 +64,8 @@ public final class IbvSendWr extends SgeWorkRequest<IbvSendWr> {
         clearSges();
         sendFlags = 0;
         ah = null;
+        mw = null;
+        bindMr = null;
         return this;
     }
 

@@ -19,10 +19,10 @@ public final class IbvSrq implements AutoCloseable {
     final java.util.concurrent.atomic.AtomicInteger unackedAsyncEvents =
             new java.util.concurrent.atomic.AtomicInteger();
 
-    private final int maxWr;
+    private volatile int maxWr;
     private final int maxSge;
     /** Embedded: the receives on their way to the model; null when attached. */
-    final RecvRing ring;
+    volatile RecvRing ring;
     /** The ring and handle in a vNIC process, or null on an embedded host. */
     final AttachedSrq attached;
 
@@ -97,6 +97,66 @@ public final class IbvSrq implements AutoCloseable {
         } else if (!ring.scheduled.get() && ring.scheduled.compareAndSet(false, true)) {
             context.loop.execute(drainTask);
         }
+    }
+
+    /**
+     * Modifies the queue ({@code ibv_modify_srq}): {@link IbvSrqAttr#MAX_WR} resizes it (1 up to the
+     * device's {@code max_srq_wr}, never below the receives posted and not yet consumed; the posted
+     * ones stay, in order), {@link IbvSrqAttr#LIMIT} arms the limit event. All or nothing. No thread
+     * may post to the queue while it is resized.
+     *
+     * @throws IbvInvalidArgumentException an unknown mask bit, a size out of range or below the
+     *     receives posted, a limit above the (new) size
+     */
+    public void modify(IbvSrqAttr attr, int mask) {
+        checkLive();
+        if (attr == null || (mask & ~(IbvSrqAttr.MAX_WR | IbvSrqAttr.LIMIT)) != 0) {
+            throw new IbvInvalidArgumentException("unsupported shared receive queue modification");
+        }
+        boolean resize = (mask & IbvSrqAttr.MAX_WR) != 0;
+        if (resize && (attr.maxWr < 1 || attr.maxWr > context.queryDevice().maxSrqWr())) {
+            throw new IbvInvalidArgumentException("max_wr " + attr.maxWr + " beyond the device's limits");
+        }
+        if (attached != null) {
+            synchronized (context) {
+                checkLive();
+                attached.modify(context, mask, attr.maxWr, attr.srqLimit);
+            }
+        } else {
+            context.loop.call(() -> {
+                drain(); // everything posted is in the model before its size is checked
+                int modelMask = (resize ? SharedReceiveQueue.ATTR_MAX_WR : 0)
+                        | ((mask & IbvSrqAttr.LIMIT) != 0 ? SharedReceiveQueue.ATTR_LIMIT : 0);
+                srq.modify(attr.maxWr, attr.srqLimit, modelMask);
+                if (resize) {
+                    ring = ring.resized(attr.maxWr, maxSge);
+                }
+                return null;
+            });
+        }
+        if (resize) {
+            maxWr = attr.maxWr;
+        }
+    }
+
+    /** The queue's attributes ({@code ibv_query_srq}). */
+    public IbvSrqAttr query() {
+        checkLive();
+        IbvSrqAttr a = new IbvSrqAttr();
+        if (attached != null) {
+            int[] q;
+            synchronized (context) {
+                q = attached.query(context);
+            }
+            a.maxWr = q[0];
+            a.maxSge = q[1];
+            a.srqLimit = q[2];
+        } else {
+            a.maxWr = context.loop.call(srq::maxWr);
+            a.maxSge = maxSge;
+            a.srqLimit = context.loop.call(srq::limit);
+        }
+        return a;
     }
 
     /** Arms the limit event ({@code ibv_modify_srq} with {@code IBV_SRQ_LIMIT}). */

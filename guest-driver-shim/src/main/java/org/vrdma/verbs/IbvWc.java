@@ -33,6 +33,14 @@ public final class IbvWc {
     /** The message carried the solicited-event bit. */
     public boolean solicited;
 
+    /**
+     * The rkey a SEND with Invalidate invalidated ({@code invalidated_rkey}, which shares {@code
+     * imm_data}'s place), valid with {@link org.vrdma.vnic.verbs.WcFlags#WITH_INV}.
+     */
+    public int invalidatedRkey() {
+        return immData;
+    }
+
     /** Copies every field of {@code o}. */
     public void copyFrom(IbvWc o) {
         wrId = o.wrId;

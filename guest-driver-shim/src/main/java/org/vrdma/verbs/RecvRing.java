@@ -70,6 +70,18 @@ final class RecvRing {
         }
     }
 
+    /**
+     * On the loop, after a {@link #drain}: the same queue with room for {@code newCapacity}
+     * receives; every slot was drained, so the counters simply run on in the new slots.
+     */
+    RecvRing resized(int newCapacity, int maxSge) {
+        RecvRing r = new RecvRing(newCapacity, maxSge);
+        r.tail.set(tail.get());
+        r.retired.set(retired.get());
+        r.loopHead = loopHead;
+        return r;
+    }
+
     /** On the loop: one receive completed. */
     void retireOne() {
         retired.set(retired.get() + 1);

@@ -201,7 +201,8 @@ class AttachedUdSrqTest {
                     }
                     MemorySegment.copy(pong, 0, b.buf(), ValueLayout.JAVA_BYTE, 8192, len);
                     qa.postRecv(recv(a, 200 + round, 16384, GRH_BYTES + 4096));
-                    try (IbvAh toA = b.pd.createAh(IbvAhAttr.of(back))) {
+                    try (IbvAh toA = b.pd.createAhFromWc(got, b.buf().asSlice(0, GRH_BYTES), 1)) {
+                        assertThat(toA.dgid()).isEqualTo(back);
                         final IbvSendWr reply = udSend(b, 8192, len, toA, got.srcQp);
                         // Inline when it fits: the bytes are copied into the ring at post time.
                         reply.sendFlags |= len <= 64 ? SendFlags.INLINE : 0;

@@ -281,16 +281,23 @@ class ControlProtocolTest {
                     .as("ring too small for 64 entries")
                     .isEqualTo(EINVAL);
             assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_MAX_WR, 32, 0)).status)
-                    .as("resize")
+                    .as("growing beyond the ring's 16 slots needs a new ring")
                     .isEqualTo(EINVAL);
-            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 17)).status)
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_MAX_WR, 12, 0)).status)
+                    .as("resizing within the ring")
+                    .isZero();
+            assertThat(a.handleOp(QUERY_SRQ, srqA, 0).body.getInt(8))
+                    .as("max_wr")
+                    .isEqualTo(12);
+            assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 13)).status)
+                    .as("limit above max_wr")
                     .isEqualTo(EINVAL);
             assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, 1 << 5, 0, 0)).status).isEqualTo(EINVAL);
             assertThat(a.call(MODIFY_SRQ, srqAttr(srqA, SRQ_ATTR_LIMIT, 0, 4)).status)
                     .isZero();
             final Client.Reply q = a.handleOp(QUERY_SRQ, srqA, 0);
             assertThat(q.status).isZero();
-            assertThat(q.body.getInt(8)).as("max_wr").isEqualTo(16);
+            assertThat(q.body.getInt(8)).as("max_wr").isEqualTo(12);
             assertThat(q.body.getInt(16)).as("srq_limit").isEqualTo(4);
 
             // Another connection can name neither: not in a QP, not to query, modify or destroy.

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * a C program ({@code ext_verbs.c}) that connects two RC QPs of its own: completion events armed
  * through the completion ring, poll_cq sleeping on the ring's futex, asynchronous events on a real
  * {@code async_fd}, {@code ibv_create_cq_ex} with the {@code ibv_start_poll} API, the {@code
- * ibv_wr_*} send API, memory windows refused, COMM_EST, port and device events, and UC QPs.
+ * ibv_wr_*} send API, COMM_EST, port and device events, and UC QPs.
  */
 class ExtVerbsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -128,13 +128,6 @@ class ExtVerbsTest {
                 .contains("WR OK faa=40->45 cas=7->1234")
                 .contains("DONE");
         assertThat(fx.server.succeeded(ControlProtocol.POLL_CQ)).isZero();
-    }
-
-    @Test
-    void memoryWindowsAreRefusedCleanly() throws Exception {
-        final ShimFixture.Result r = run(Map.of(), "mw");
-        assertThat(r.exitCode()).as(r.output()).isZero();
-        assertThat(r.output()).contains("MW EOPNOTSUPP").contains("DONE");
     }
 
     @Test

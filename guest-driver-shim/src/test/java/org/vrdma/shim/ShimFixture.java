@@ -122,11 +122,12 @@ final class ShimFixture implements AutoCloseable {
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         final StringBuilder all = new StringBuilder();
         private final Writer stdin;
+        private final Thread reader;
 
         Program(final Process process) {
             this.process = process;
             this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread.ofVirtual().start(() -> {
+            this.reader = Thread.ofVirtual().start(() -> {
                 try (BufferedReader r =
                         new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
@@ -173,7 +174,11 @@ final class ShimFixture implements AutoCloseable {
 
         String output() {
             try {
-                Thread.sleep(50); // let the reader drain what the process wrote last
+                if (process.isAlive()) {
+                    Thread.sleep(50); // let the reader drain what the process wrote so far
+                } else {
+                    reader.join(10_000); // the pipe closed: everything the process wrote is read
+                }
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

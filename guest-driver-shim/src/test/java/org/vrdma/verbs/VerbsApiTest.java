@@ -284,6 +284,31 @@ class VerbsApiTest {
             assertThat(got.srcQp).isEqualTo(ua.qpNum());
             assertThat(bytes(b.buf, 40, 512)).isEqualTo(bytes(a.buf, 0, 512));
 
+            // The reply goes to the address the GRH names (ibv_create_ah_from_wc).
+            IbvAhAttr from = b.ctx.initAhFromWc(1, got, b.buf.asSlice(0, 40));
+            assertThat(from.dgid).isEqualTo(ia.gid());
+            IbvRecvWr back = new IbvRecvWr(1).addSge(a.mr, 8192, 40 + 64);
+            back.wrId = 22;
+            ua.postRecv(back);
+            try (IbvAh reply = b.pd.createAhFromWc(got, b.buf.asSlice(0, 40), 1)) {
+                IbvSendWr pong = new IbvSendWr(1).addSge(b.mr, 40, 64);
+                pong.sendFlags = SendFlags.SIGNALED;
+                pong.ah = reply;
+                pong.remoteQpn = got.srcQp;
+                pong.remoteQkey = 0x1111;
+                ub.postSend(pong);
+                assertThat(b.next().status).isEqualTo(WcStatus.SUCCESS);
+                IbvWc ret = a.next();
+                assertThat(ret.wrId).isEqualTo(22);
+                assertThat(ret.srcQp).isEqualTo(ub.qpNum());
+                assertThat(bytes(a.buf, 8192 + 40, 64)).isEqualTo(bytes(b.buf, 40, 64));
+            }
+            IbvWc noGrh = new IbvWc();
+            assertThatThrownBy(() -> b.pd.createAhFromWc(noGrh, b.buf.asSlice(0, 40), 1))
+                    .isInstanceOf(IbvInvalidArgumentException.class);
+            assertThatThrownBy(() -> b.ctx.initAhFromWc(2, got, b.buf.asSlice(0, 40)))
+                    .isInstanceOf(IbvInvalidArgumentException.class);
+
             IbvSendWr write = new IbvSendWr(1);
             write.opcode = WrOpcode.RDMA_WRITE;
             write.ah = ah;

@@ -18,7 +18,6 @@
  *              (two SGEs), SEND with immediate and inline data, READ, FETCH_ADD and CMP_SWP, read
  *              back with ibv_start_poll/next_poll/end_poll and the read_* accessors; an aborted
  *              batch never reaches the peer; an unsupported op fails the batch; prints "WR OK"
- *   mw         memory windows are refused cleanly; prints "MW EOPNOTSUPP"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -635,22 +634,6 @@ static void wr_scenario(void)
 	printf("WR OK faa=40->45 cas=7->1234\n");
 }
 
-static void mw_scenario(void)
-{
-	struct ibv_device_attr attr;
-	struct ibv_mw *mw;
-
-	if (ibv_query_device(ctx, &attr))
-		die("query_device");
-	if (attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)
-		fail("memory windows advertised");
-	errno = 0;
-	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-	if (mw || errno != EOPNOTSUPP)
-		fail("ibv_alloc_mw");
-	printf("MW EOPNOTSUPP\n");
-}
-
 /* ---------------------------------------------------------------- COMM_EST, port, device, UC */
 
 /* The next async event (bounded wait), whatever it names. */
@@ -991,8 +974,6 @@ int main(int argc, char **argv)
 		cqerr_scenario();
 	else if (!strcmp(mode, "wr"))
 		wr_scenario();
-	else if (!strcmp(mode, "mw"))
-		mw_scenario();
 	else if (!strcmp(mode, "commest"))
 		commest_scenario();
 	else if (!strcmp(mode, "port"))

@@ -367,11 +367,11 @@ static void scenario_srq(void)
 		check(post_recv(NULL, srq, 100 + i, 16384 + 1024 * i, 1024) == 0, "post_srq_recv");
 	check(post_recv(NULL, srq, 200, 0, 64) == ENOMEM, "ninth receive: ENOMEM");
 	check(post_recv(b[0], NULL, 201, 0, 64) == EINVAL, "ibv_post_recv on an SRQ QP: EINVAL");
-	/* The limit: resizing is refused, a limit above max_wr too. */
+	/* Shrinking below the receives posted is refused, a limit above max_wr too. */
 	check(ibv_query_srq(srq, &sa) == 0 && sa.max_wr == 8 && sa.max_sge == 1 && sa.srq_limit == 0,
 	      "query SRQ");
-	sa.max_wr = 16;
-	check(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR) == EINVAL, "resize refused");
+	sa.max_wr = 7;
+	check(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR) == EINVAL, "shrink below the posted refused");
 	sa.srq_limit = 9;
 	check(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) == EINVAL, "limit above max_wr refused");
 	sa.srq_limit = 4;

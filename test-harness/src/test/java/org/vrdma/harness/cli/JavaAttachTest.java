@@ -25,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.vrdma.harness.backend.VrdmaJava;
+import org.vrdma.verbs.IbvAh;
 import org.vrdma.verbs.IbvAhAttr;
 import org.vrdma.verbs.IbvCompChannel;
 import org.vrdma.verbs.IbvContext;
@@ -215,6 +216,68 @@ class JavaAttachTest {
             assertThat(rwc.byteLen).isEqualTo(256 * 1024);
             assertThat(b.buf().asSlice(0, 256 * 1024).toArray(ValueLayout.JAVA_BYTE))
                     .isEqualTo(a.buf().asSlice(4096, 256 * 1024).toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    @Test
+    void javaApplicationsOnTwoHostProcessesPingPongUdDatagramsAndReplyFromTheGrh() throws Exception {
+        int qkey = 0x1111;
+        try (Side a = new Side(hosts.socketA, 1 << 16, true);
+                Side b = new Side(hosts.socketB, 1 << 16, false);
+                IbvQp ua = a.ctx.createQp(a.pd, IbvQpInitAttr.ud(a.cq, 16));
+                IbvQp ub = b.ctx.createQp(b.pd, IbvQpInitAttr.ud(b.cq, 16))) {
+            QpConnector.udToRts(ua, qkey, QpInfo.of(ua, a.mr));
+            QpConnector.udToRts(ub, qkey, QpInfo.of(ub, b.mr));
+            byte[] ping = new byte[4096];
+            new Random(7).nextBytes(ping);
+            MemorySegment.copy(ping, 0, a.buf(), ValueLayout.JAVA_BYTE, 0, ping.length);
+            IbvRecvWr r = new IbvRecvWr(1).addSge(b.mr, 0, 40 + 4096);
+            r.wrId = 30;
+            ub.postRecv(r);
+            try (IbvAh toB = a.pd.createAh(IbvAhAttr.of(b.ctx.device().gid()))) {
+                IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, ping.length);
+                s.wrId = 31;
+                s.opcode = WrOpcode.SEND_WITH_IMM;
+                s.immData = 0x7E;
+                s.sendFlags = SendFlags.SIGNALED;
+                s.ah = toB;
+                s.remoteQpn = ub.qpNum();
+                s.remoteQkey = qkey;
+                ua.postSend(s);
+                assertThat(await(a.cq, a.channel).status).isEqualTo(WcStatus.SUCCESS);
+            }
+            IbvWc got = await(b.cq, b.channel);
+            assertThat(got.status).as(got.toString()).isEqualTo(WcStatus.SUCCESS);
+            assertThat(got.wrId).isEqualTo(30);
+            assertThat(got.byteLen).as("40-byte GRH + payload").isEqualTo(40 + ping.length);
+            assertThat(got.wcFlags & WcFlags.GRH).isNotZero();
+            assertThat(got.immData).isEqualTo(0x7E);
+            assertThat(got.srcQp).isEqualTo(ua.qpNum());
+            assertThat(IbvGid.ofIpv4(got.srcIpv4)).isEqualTo(a.ctx.device().gid());
+            assertThat(b.buf().asSlice(40, ping.length).toArray(ValueLayout.JAVA_BYTE))
+                    .isEqualTo(ping);
+
+            // The pong goes back to the address the GRH names (ibv_create_ah_from_wc).
+            IbvRecvWr back = new IbvRecvWr(1).addSge(a.mr, 16384, 40 + 4096);
+            back.wrId = 32;
+            ua.postRecv(back);
+            try (IbvAh toA = b.pd.createAhFromWc(got, b.buf().asSlice(0, 40), 1)) {
+                assertThat(toA.dgid()).isEqualTo(a.ctx.device().gid());
+                IbvSendWr pong = new IbvSendWr(1).addSge(b.mr, 40, ping.length);
+                pong.wrId = 33;
+                pong.sendFlags = SendFlags.SIGNALED;
+                pong.ah = toA;
+                pong.remoteQpn = got.srcQp;
+                pong.remoteQkey = qkey;
+                ub.postSend(pong);
+                assertThat(await(b.cq, b.channel).status).isEqualTo(WcStatus.SUCCESS);
+            }
+            IbvWc ret = await(a.cq, a.channel);
+            assertThat(ret.status).isEqualTo(WcStatus.SUCCESS);
+            assertThat(ret.wrId).isEqualTo(32);
+            assertThat(ret.srcQp).isEqualTo(ub.qpNum());
+            assertThat(a.buf().asSlice(16384 + 40, ping.length).toArray(ValueLayout.JAVA_BYTE))
+                    .isEqualTo(ping);
         }
     }
 

@@ -26,6 +26,10 @@ public final class Opcodes {
     public static final int RC_ATOMIC_ACKNOWLEDGE = 0x12;
     public static final int RC_COMPARE_SWAP = 0x13;
     public static final int RC_FETCH_ADD = 0x14;
+    /** SEND Last and SEND Only with an IETH: the responder invalidates the rkey it carries. */
+    public static final int RC_SEND_LAST_WITH_INV = 0x16;
+
+    public static final int RC_SEND_ONLY_WITH_INV = 0x17;
     /** UC SEND and RDMA WRITE: the RC layouts with the transport bits 001 (IBA 9.2, table 38). */
     public static final int UC_BASE = 0x20;
 
@@ -40,9 +44,14 @@ public final class Opcodes {
 
     private Opcodes() {}
 
-    /** SEND first/middle/last/only, with or without immediate (RC). */
+    /** SEND first/middle/last/only, with or without immediate or invalidate (RC). */
     public static boolean isRcSend(final int op) {
-        return op >= RC_SEND_FIRST && op <= RC_SEND_ONLY_WITH_IMM;
+        return op >= RC_SEND_FIRST && op <= RC_SEND_ONLY_WITH_IMM || hasIeth(op);
+    }
+
+    /** SEND Last/Only with Invalidate: an IETH follows the BTH. */
+    public static boolean hasIeth(final int op) {
+        return op == RC_SEND_LAST_WITH_INV || op == RC_SEND_ONLY_WITH_INV;
     }
 
     /** RDMA WRITE first/middle/last/only, with or without immediate. */
@@ -52,7 +61,7 @@ public final class Opcodes {
 
     /** Packets a requester sends (SEND, WRITE, READ request, atomics). */
     public static boolean isRcRequest(final int op) {
-        return op <= RC_RDMA_READ_REQUEST || op == RC_COMPARE_SWAP || op == RC_FETCH_ADD;
+        return op <= RC_RDMA_READ_REQUEST || op == RC_COMPARE_SWAP || op == RC_FETCH_ADD || hasIeth(op);
     }
 
     /** UC SEND or RDMA WRITE packets (first/middle/last/only, with or without immediate). */
@@ -76,6 +85,7 @@ public final class Opcodes {
             case RC_SEND_FIRST,
                     RC_SEND_ONLY,
                     RC_SEND_ONLY_WITH_IMM,
+                    RC_SEND_ONLY_WITH_INV,
                     RC_RDMA_WRITE_FIRST,
                     RC_RDMA_WRITE_ONLY,
                     RC_RDMA_WRITE_ONLY_WITH_IMM,
@@ -93,6 +103,8 @@ public final class Opcodes {
                     RC_SEND_LAST_WITH_IMM,
                     RC_SEND_ONLY,
                     RC_SEND_ONLY_WITH_IMM,
+                    RC_SEND_LAST_WITH_INV,
+                    RC_SEND_ONLY_WITH_INV,
                     RC_RDMA_WRITE_LAST,
                     RC_RDMA_WRITE_LAST_WITH_IMM,
                     RC_RDMA_WRITE_ONLY,

@@ -72,6 +72,7 @@ public final class RocePacketCodec implements PacketCodec {
         h.atomicCompare = p.atomicCompare;
         h.atomicAckOriginalData = p.atomicOriginal;
         h.immDt = p.immData;
+        h.iethRkey = p.iethRkey;
         h.dethQkey = p.dethQkey;
         h.dethSrcQp = p.dethSrcQp;
         if (p.payloadSource != null && Opcode.hasPayload(p.opcode)) {
@@ -160,6 +161,7 @@ public final class RocePacketCodec implements PacketCodec {
         p.atomicCompare = h.atomicCompare;
         p.atomicOriginal = h.atomicAckOriginalData;
         p.immData = h.immDt;
+        p.iethRkey = h.iethRkey;
         p.dethQkey = h.dethQkey;
         p.dethSrcQp = h.dethSrcQp;
         p.payload = frame;

@@ -60,6 +60,9 @@ public final class TransportPacket {
     // ImmDt (host order value)
     public int immData;
 
+    // IETH: the rkey a SEND with Invalidate invalidates at the responder
+    public int iethRkey;
+
     // DETH
     public int dethQkey;
     public int dethSrcQp;
@@ -108,6 +111,7 @@ public final class TransportPacket {
         atomicCompare = 0;
         atomicOriginal = 0;
         immData = 0;
+        iethRkey = 0;
         dethQkey = 0;
         dethSrcQp = 0;
         payload = null;

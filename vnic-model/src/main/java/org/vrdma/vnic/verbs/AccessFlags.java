@@ -10,9 +10,15 @@ public final class AccessFlags {
     public static final int REMOTE_READ = 1 << 2;
     /** Remote peers may perform atomics. */
     public static final int REMOTE_ATOMIC = 1 << 3;
+    /** Memory windows may be bound to the region. */
+    public static final int MW_BIND = 1 << 4;
+    /** Zero-based addressing of a window or region (not supported: addresses are virtual). */
+    public static final int ZERO_BASED = 1 << 5;
 
     /** All flags this device supports. */
-    public static final int SUPPORTED = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
+    public static final int SUPPORTED = LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC | MW_BIND;
+    /** The flags a memory window may grant. */
+    public static final int REMOTE = REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC;
 
     private AccessFlags() {}
 

@@ -44,7 +44,8 @@ public final class Device implements FrameSink, LinkStateListener {
         QP,
         MR,
         SRQ,
-        AH
+        AH,
+        MW
     }
 
     private final String name;
@@ -62,6 +63,11 @@ public final class Device implements FrameSink, LinkStateListener {
     private final MemoryRegion[] mrTable;
     private final byte[] mrGeneration;
     private int mrHint;
+    /** Memory windows: their keys' indexes follow the regions' ({@code mrTable.length + i}). */
+    private final MemoryWindow[] mwTable;
+
+    private final byte[] mwGeneration;
+    private int mwHint;
     private final QueuePair[] qpTable;
     private int qpHint;
 
@@ -100,6 +106,8 @@ public final class Device implements FrameSink, LinkStateListener {
         this.headroomBytes = b.headroomBytes;
         this.mrTable = new MemoryRegion[attributes.maxMr()];
         this.mrGeneration = new byte[attributes.maxMr()];
+        this.mwTable = new MemoryWindow[attributes.maxMw()];
+        this.mwGeneration = new byte[attributes.maxMw()];
         this.qpTable = new QueuePair[attributes.maxQp()];
         this.scratch = allocator.directBuffer(attributes.maxMtu().bytes() + 64);
     }
@@ -260,6 +268,7 @@ public final class Device implements FrameSink, LinkStateListener {
             case MR -> attributes.maxMr();
             case SRQ -> attributes.maxSrq();
             case AH -> attributes.maxAh();
+            case MW -> attributes.maxMw();
         };
         if (resourceCounts[r.ordinal()] >= max) {
             throw new VerbsException(Errno.ENOMEM, "device has no free " + r + " (max " + max + ")");
@@ -309,6 +318,51 @@ public final class Device implements FrameSink, LinkStateListener {
         }
         final MemoryRegion mr = mrTable[i];
         return mr != null && mr.lkey() == key ? mr : null;
+    }
+
+    MemoryWindow registerMw(final ProtectionDomain pd, final int type) {
+        reserve(Resource.MW);
+        for (int n = 0; n < mwTable.length; n++) {
+            final int i = (mwHint + n) % mwTable.length;
+            if (mwTable[i] == null) {
+                mwGeneration[i]++;
+                final int key = ((mrTable.length + i) << 8) | (mwGeneration[i] & 0xFF);
+                final MemoryWindow mw = new MemoryWindow(pd, type, key);
+                mwTable[i] = mw;
+                mwHint = i + 1;
+                return mw;
+            }
+        }
+        release(Resource.MW);
+        throw new VerbsException(Errno.ENOMEM, "memory window table full");
+    }
+
+    void unregisterMw(final MemoryWindow mw) {
+        final int i = mw.index() - mrTable.length;
+        if (mwTable[i] == mw) {
+            mwTable[i] = null;
+            release(Resource.MW);
+        }
+    }
+
+    /** The allocated window whose index {@code key} names (whatever its key byte), or null. */
+    MemoryWindow lookupMw(final int key) {
+        final int i = (key >>> 8) - mrTable.length;
+        return i >= 0 && i < mwTable.length ? mwTable[i] : null;
+    }
+
+    /**
+     * The region a remote access of {@code [va, va + len)} with {@code access} through {@code qp}
+     * reaches with {@code rkey} (a region's key, or a bound window's), or null if the key does not
+     * allow it. The caller checks the QP's own access flags.
+     */
+    MemoryRegion remoteRegion(final QueuePair qp, final int rkey, final long va, final long len, final int access) {
+        final MemoryRegion mr = lookupMr(rkey);
+        if (mr != null) {
+            return mr.pd() == qp.pd() && AccessFlags.has(mr.access(), access) && mr.contains(va, len) ? mr : null;
+        }
+        final MemoryWindow mw = lookupMw(rkey);
+        return mw != null && mw.matches(rkey) && mw.allows(qp, va, len, access) ? mw.mr() : null;
     }
 
     int allocateQpn(final QueuePair qp) {

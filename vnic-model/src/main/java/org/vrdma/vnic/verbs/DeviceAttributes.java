@@ -62,6 +62,11 @@ public record DeviceAttributes(
                 Mtu.MTU_4096);
     }
 
+    /** Memory windows ({@code max_mw}): the device has as many window slots as region slots. */
+    public int maxMw() {
+        return maxMr;
+    }
+
     /** Copy with another {@code maxQp}. */
     public DeviceAttributes withMaxQp(final int v) {
         return new DeviceAttributes(

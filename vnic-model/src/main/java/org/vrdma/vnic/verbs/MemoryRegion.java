@@ -18,6 +18,8 @@ public final class MemoryRegion {
     private final int access;
     private final int key;
     private boolean registered = true;
+    /** Memory windows bound to the region: it cannot be deregistered meanwhile. */
+    private int boundWindows;
 
     MemoryRegion(
             final ProtectionDomain pd,
@@ -34,10 +36,16 @@ public final class MemoryRegion {
         this.key = key;
     }
 
-    /** Deregisters the region ({@code ibv_dereg_mr}); its keys stop working at once. */
+    /**
+     * Deregisters the region ({@code ibv_dereg_mr}); its keys stop working at once. EBUSY while a
+     * memory window is bound to it (as {@code ibv_dereg_mr} documents).
+     */
     public void deregister() {
         if (!registered) {
             throw new VerbsException(Errno.EINVAL, "memory region already deregistered");
+        }
+        if (boundWindows != 0) {
+            throw new VerbsException(Errno.EBUSY, boundWindows + " memory windows are bound to this region");
         }
         registered = false;
         pd.context().device().unregisterMr(this);
@@ -76,6 +84,19 @@ public final class MemoryRegion {
 
     public boolean isRegistered() {
         return registered;
+    }
+
+    /** Memory windows bound to this region. */
+    public int boundWindows() {
+        return boundWindows;
+    }
+
+    void onWindowBound() {
+        boundWindows++;
+    }
+
+    void onWindowUnbound() {
+        boundWindows--;
     }
 
     /** True if {@code [address, address + len)} lies inside the region. */

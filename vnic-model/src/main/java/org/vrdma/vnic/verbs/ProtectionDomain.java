@@ -50,6 +50,22 @@ public final class ProtectionDomain {
         return mr;
     }
 
+    /**
+     * Allocates a memory window ({@code ibv_alloc_mw}), unbound.
+     *
+     * @param type {@link MemoryWindow#TYPE_1} or {@link MemoryWindow#TYPE_2}
+     * @throws VerbsException EINVAL for another type, ENOMEM when the device is out of windows
+     */
+    public MemoryWindow allocMemoryWindow(final int type) {
+        checkAllocated();
+        if (type != MemoryWindow.TYPE_1 && type != MemoryWindow.TYPE_2) {
+            throw new VerbsException(Errno.EINVAL, "memory window type " + type);
+        }
+        final MemoryWindow mw = context.device().registerMw(this, type);
+        children++;
+        return mw;
+    }
+
     /** Frees the domain ({@code ibv_dealloc_pd}); EBUSY while anything still uses it. */
     public void deallocate() {
         checkAllocated();

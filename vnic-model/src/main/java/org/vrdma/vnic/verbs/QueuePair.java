@@ -50,6 +50,8 @@ public final class QueuePair implements TimerHandler {
     private final UcEngine uc;
     /** The receive an RC or UC responder is filling (null for UD). */
     private final ReceivePlacement connectedRecv;
+    /** {@link #bindMw} is posting: its BIND_MW request names a type 1 window. */
+    private boolean bindingType1;
     /** COMM_EST was raised since the QP last entered RTR. */
     private boolean commEstablished;
 
@@ -245,6 +247,72 @@ public final class QueuePair implements TimerHandler {
         } else {
             sendProgress();
         }
+    }
+
+    /**
+     * Binds a type 1 memory window ({@code ibv_bind_mw}): posts the bind on the send queue, where it
+     * executes in order and completes as {@link WcOpcode#BIND_MW} (or MW_BIND_ERR when the region,
+     * range or access do not allow it; the QP then enters ERR). A length of 0 leaves the window
+     * bound to nothing.
+     *
+     * @param access {@link AccessFlags#REMOTE} bits the window grants
+     * @return the window's new rkey, valid once the bind has executed
+     * @throws VerbsException EINVAL (a type 2 window, another domain's window, a UD QP, state), ENOMEM
+     */
+    public int bindMw(
+            final MemoryWindow mw,
+            final long wrId,
+            final int sendFlags,
+            final MemoryRegion mr,
+            final long addr,
+            final long length,
+            final int access) {
+        Objects.requireNonNull(mw, "mw");
+        return bindMw(mw, mw.peekType1Rkey(), wrId, sendFlags, mr, addr, length, access);
+    }
+
+    /**
+     * {@link #bindMw(MemoryWindow, long, int, MemoryRegion, long, long, int)} with the new rkey chosen
+     * by the caller (a driver library that computes it as {@code ibv_inc_rkey} does): it must keep
+     * the window's index (EINVAL otherwise). A null region with length 0 unbinds the window.
+     */
+    public int bindMw(
+            final MemoryWindow mw,
+            final int rkey,
+            final long wrId,
+            final int sendFlags,
+            final MemoryRegion mr,
+            final long addr,
+            final long length,
+            final int access) {
+        Objects.requireNonNull(mw, "mw");
+        if ((rkey >>> 8) != (mw.rkey() >>> 8)) {
+            fail("rkey 0x" + Integer.toHexString(rkey) + " is not the window's");
+        }
+        if (mw.type() != MemoryWindow.TYPE_1) {
+            fail("ibv_bind_mw binds type 1 windows; type 2 windows use IBV_WR_BIND_MW");
+        }
+        if (mw.pd() != pd || !mw.isAllocated()) {
+            fail("memory window of another protection domain, or deallocated");
+        }
+        final SendWorkRequest wr = new SendWorkRequest(1);
+        wr.wrId = wrId;
+        wr.opcode = WrOpcode.BIND_MW;
+        wr.sendFlags = sendFlags & (SendFlags.SIGNALED | SendFlags.FENCE);
+        wr.mw = mw;
+        wr.bindMr = mr;
+        wr.bindAddr = addr;
+        wr.bindLength = length;
+        wr.bindAccess = access;
+        wr.rkey = rkey;
+        bindingType1 = true;
+        try {
+            postSend(wr);
+        } finally {
+            bindingType1 = false;
+        }
+        mw.issueType1Rkey(wr.rkey);
+        return wr.rkey;
     }
 
     /**
@@ -538,15 +606,30 @@ public final class QueuePair implements TimerHandler {
         if (type == QpType.UD && op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM) {
             fail(op + " is not valid on a UD queue pair");
         }
-        if (type == QpType.UC && op.isReadOrAtomic()) {
-            fail(op + " is not valid on a UC queue pair (SEND and RDMA WRITE only)");
+        if (type == QpType.UC && (op.isReadOrAtomic() || op == WrOpcode.SEND_WITH_INV)) {
+            fail(op + " is not valid on a UC queue pair (SEND, RDMA WRITE and memory window operations only)");
+        }
+        if (op == WrOpcode.BIND_MW) {
+            if (wr.mw == null || (wr.bindMr == null && wr.bindLength != 0) || wr.bindLength < 0) {
+                fail("BIND_MW needs a memory window, a memory region and a length >= 0");
+            }
+            if (wr.mw.type() != MemoryWindow.TYPE_2 && !bindingType1) {
+                fail("a type 1 memory window is bound with ibv_bind_mw, not IBV_WR_BIND_MW");
+            }
+            if (wr.mw.pd().context() != context) {
+                fail("memory window of another context");
+            }
         }
         if (wr.numSge() > cap.maxSendSge) {
             fail("num_sge " + wr.numSge() + " > max_send_sge " + cap.maxSendSge);
         }
         final boolean inline = (wr.sendFlags & SendFlags.INLINE) != 0;
         long total = 0;
-        if (inline) {
+        if (op.isLocal()) {
+            if (inline || wr.numSge() != 0) {
+                fail(op + " carries no data");
+            }
+        } else if (inline) {
             if (!op.carriesPayload()) {
                 fail("INLINE is only valid for SEND and RDMA WRITE");
             }
@@ -594,6 +677,12 @@ public final class QueuePair implements TimerHandler {
         w.rkey = wr.rkey;
         w.compareAdd = wr.compareAdd;
         w.swap = wr.swap;
+        w.invalidateRkey = wr.invalidateRkey;
+        w.mw = op == WrOpcode.BIND_MW ? wr.mw : null;
+        w.bindMr = op == WrOpcode.BIND_MW ? wr.bindMr : null;
+        w.bindAddr = wr.bindAddr;
+        w.bindLength = wr.bindLength;
+        w.bindAccess = wr.bindAccess;
         w.isInline = inline;
         w.totalLength = total;
         w.localError = null;
@@ -621,7 +710,7 @@ public final class QueuePair implements TimerHandler {
             }
         }
         final int pmtu = attr.pathMtu.bytes();
-        w.numPackets = op.isAtomic() ? 1 : (int) Math.max(1, (total + pmtu - 1) / pmtu);
+        w.numPackets = op.isLocal() ? 0 : op.isAtomic() ? 1 : (int) Math.max(1, (total + pmtu - 1) / pmtu);
     }
 
     // ---------------------------------------------------------------- engine hooks
@@ -727,6 +816,25 @@ public final class QueuePair implements TimerHandler {
         wc.wcFlags = extraFlags | (withImm ? WcFlags.WITH_IMM : 0);
         wc.immData = imm;
         recvCq.publish(solicited);
+    }
+
+    /**
+     * Executes a memory window operation that reached the head of the send queue: null on success,
+     * else its completion status (MW_BIND_ERR for a bind, LOC_QP_OP_ERR for an invalidation that
+     * names no type 2 window bound in this domain).
+     */
+    WcStatus executeLocal(final SendWqe w) {
+        if (w.opcode == WrOpcode.BIND_MW) {
+            return w.mw.bind(this, w.rkey, w.bindMr, w.bindAddr, w.bindLength, w.bindAccess);
+        }
+        final MemoryWindow mw = device.lookupMw(w.invalidateRkey);
+        return mw != null && mw.matches(w.invalidateRkey) && mw.invalidate(this, false) ? null : WcStatus.LOC_QP_OP_ERR;
+    }
+
+    /** A peer's SEND with Invalidate: invalidates a type 2 window bound through this QP; false if none. */
+    boolean invalidateRemote(final int rkey) {
+        final MemoryWindow mw = device.lookupMw(rkey);
+        return mw != null && mw.matches(rkey) && mw.invalidate(this, true);
     }
 
     /** The requester failed: WQE {@code seq} completes with {@code status}, the rest flush, QP → ERR. */
@@ -847,7 +955,8 @@ public final class QueuePair implements TimerHandler {
     private void ucProgress() {
         while (attr.qpState == QpState.RTS && sq.head < sq.tail) {
             final SendWqe w = sq.get(sq.head);
-            final WcStatus failed = w.localError != null ? w.localError : uc.send(w, attr);
+            final WcStatus failed =
+                    w.localError != null ? w.localError : w.opcode.isLocal() ? executeLocal(w) : uc.send(w, attr);
             if (failed != null) {
                 failSendQueue(sq.head, failed); // a connected QP's local error: QP -> ERR
                 return;

@@ -247,6 +247,7 @@ final class RcRequester {
                 emitAtCursor(nowNs);
                 continue;
             }
+            skipLocalOps();
             if (curSeq == sq.tail) {
                 return;
             }
@@ -265,6 +266,23 @@ final class RcRequester {
                 if ((w.sendFlags & SendFlags.FENCE) != 0 && outstandingRdAtomic > 0) {
                     return;
                 }
+                if (w.opcode.isLocal()) {
+                    // A memory window operation executes when the send queue reaches it (after a
+                    // fence, once earlier READs and atomics completed); it takes no PSN and
+                    // completes once everything before it has (retire).
+                    w.localError = qp.executeLocal(w);
+                    if (w.localError != null) {
+                        checkLocalError();
+                        return;
+                    }
+                    w.firstPsn = curPsn;
+                    w.responseDone = true;
+                    assignedEnd++;
+                    curSeq++;
+                    curPkt = 0;
+                    retire(nowNs);
+                    continue;
+                }
                 if (!windowAllows(packetsAtCursor(w)) || paced(nowNs)) {
                     return;
                 }
@@ -280,6 +298,13 @@ final class RcRequester {
                 return;
             }
             emitAtCursor(nowNs);
+        }
+    }
+
+    /** Moves the cursor over executed memory window operations: a replay has nothing to send for them. */
+    private void skipLocalOps() {
+        while (curSeq < assignedEnd && sq.get(curSeq).numPackets == 0) {
+            curSeq++;
         }
     }
 
@@ -324,6 +349,7 @@ final class RcRequester {
 
     /** Emits the packet at the cursor and advances it. */
     private void emitAtCursor(final long nowNs) {
+        skipLocalOps();
         final SendWqe w = sq.get(curSeq);
         final boolean retx = Psn.lt(curPsn, sndMax);
         switch (w.opcode) {
@@ -481,6 +507,10 @@ final class RcRequester {
             } else {
                 p.opcode = Opcodes.RC_SEND_MIDDLE;
             }
+        }
+        if (last && w.opcode == WrOpcode.SEND_WITH_INV) {
+            p.opcode = n == 1 ? Opcodes.RC_SEND_ONLY_WITH_INV : Opcodes.RC_SEND_LAST_WITH_INV;
+            p.iethRkey = w.invalidateRkey;
         }
         if (last) {
             p.immData = w.immData;

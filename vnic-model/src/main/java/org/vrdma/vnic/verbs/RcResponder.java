@@ -105,6 +105,9 @@ final class RcResponder {
         }
     }
 
+    /** The region the last successful {@link #checkRemote} reached (through a window or not). */
+    private MemoryRegion checkedRegion;
+
     /** A request packet addressed to this QP. */
     void onRequest(final TransportPacket p, final long nowNs) {
         final int d = Psn.diff(p.psn, ePsn);
@@ -159,7 +162,7 @@ final class RcResponder {
                 rnrNak(p);
                 return;
             }
-            case ReceivePlacement.LENGTH_ERROR -> {
+            case ReceivePlacement.LENGTH_ERROR, ReceivePlacement.INVALIDATE_ERROR -> {
                 nakError(p, Aeth.NAK_INVALID_REQUEST);
                 return;
             }
@@ -271,7 +274,7 @@ final class RcResponder {
             nakError(p, status);
             return;
         }
-        final MemoryRegion mr = device.lookupMr(p.atomicRkey);
+        final MemoryRegion mr = checkedRegion;
         final long off = p.atomicVa - mr.addr();
         final long original;
         try {
@@ -472,15 +475,21 @@ final class RcResponder {
 
     // ---------------------------------------------------------------- memory
 
-    /** 0 if {@code [va, va+len)} of region {@code rkey} is open to {@code access}, else a NAK code. */
+    /**
+     * 0 if {@code [va, va+len)} of region or window {@code rkey} is open to {@code access} (the region
+     * reached is then {@link #checkedRegion}), else a NAK code.
+     */
     private int checkRemote(final int rkey, final long va, final int len, final int access) {
+        checkedRegion = null;
         if (!AccessFlags.has(qp.accessFlags(), access)) {
             return Aeth.NAK_REMOTE_ACCESS_ERROR;
         }
-        final MemoryRegion mr = device.lookupMr(rkey);
-        if (mr == null || mr.pd() != qp.pd() || !AccessFlags.has(mr.access(), access) || !mr.contains(va, len)) {
+        // A region's rkey or a bound memory window's: the region the access then reaches.
+        final MemoryRegion mr = device.remoteRegion(qp, rkey, va, len, access);
+        if (mr == null) {
             return Aeth.NAK_REMOTE_ACCESS_ERROR;
         }
+        checkedRegion = mr;
         return 0;
     }
 
@@ -505,7 +514,7 @@ final class RcResponder {
                 return null;
             }
         }
-        final MemoryRegion mr = device.lookupMr(p.rethRkey);
+        final MemoryRegion mr = checkedRegion; // openWrite follows a successful checkRemote
         free.live = true;
         free.firstPsn = p.psn;
         free.numPackets = packets;
@@ -546,7 +555,7 @@ final class RcResponder {
     private int sendReadResponses(final TransportPacket req) {
         final long va = req.rethVa;
         final int len = req.rethLength;
-        final MemoryRegion mr = device.lookupMr(req.rethRkey);
+        final MemoryRegion mr = checkedRegion; // sendReadResponses follows a successful checkRemote
         final int n = Math.max(1, (len + pmtu - 1) / pmtu);
         final int firstPsn = req.psn;
         for (int i = 0; i < n; i++) {

@@ -27,6 +27,8 @@ final class ReceivePlacement {
     static final int PROTECTION_ERROR = 3;
     /** The message is longer than its receive: completed LOC_LEN_ERR. */
     static final int LENGTH_ERROR = 4;
+    /** A SEND with invalidate named a key this QP may not invalidate: completed REM_INV_REQ_ERR. */
+    static final int INVALIDATE_ERROR = 5;
 
     private final QueuePair qp;
     private final TransportCounters counters;
@@ -104,6 +106,27 @@ final class ReceivePlacement {
         placedBytes += len;
         if (!Opcodes.isLastOrOnly(rcOpcode)) {
             return PLACED;
+        }
+        if (Opcodes.hasIeth(rcOpcode)) {
+            // Only a type 2 window bound through this QP may be invalidated by its peer; otherwise the
+            // receive fails and the requester gets an invalid request NAK (both QPs enter ERR).
+            if (!qp.invalidateRemote(p.iethRkey)) {
+                complete(WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, (int) placedBytes, false, 0, false);
+                return INVALIDATE_ERROR;
+            }
+            held = false;
+            qp.completeRecv(
+                    recv.wrId,
+                    WcStatus.SUCCESS,
+                    WcOpcode.RECV,
+                    (int) placedBytes,
+                    false,
+                    p.iethRkey,
+                    qp.peerQpn(),
+                    qp.peerIpv4(),
+                    WcFlags.WITH_INV,
+                    p.solicited);
+            return COMPLETED;
         }
         complete(WcStatus.SUCCESS, WcOpcode.RECV, (int) placedBytes, Opcodes.hasImm(rcOpcode), p.immData, p.solicited);
         return COMPLETED;

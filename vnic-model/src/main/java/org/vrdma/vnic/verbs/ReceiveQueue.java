@@ -2,7 +2,7 @@ package org.vrdma.vnic.verbs;
 
 /** A FIFO of posted receives: a queue pair's own or the one inside a shared receive queue. */
 final class ReceiveQueue {
-    private final RecvWqe[] ring;
+    private RecvWqe[] ring;
     private long head;
     private long tail;
 
@@ -19,6 +19,29 @@ final class ReceiveQueue {
 
     int size() {
         return (int) (tail - head);
+    }
+
+    /**
+     * Changes the capacity to {@code capacity}, keeping the receives posted in order; false if more
+     * than that are posted.
+     */
+    boolean resize(final int capacity) {
+        final int n = size();
+        if (capacity < n) {
+            return false;
+        }
+        final int maxSge = maxSge();
+        final RecvWqe[] next = new RecvWqe[capacity];
+        for (int i = 0; i < n; i++) {
+            next[i] = ring[(int) ((head + i) % ring.length)];
+        }
+        for (int i = n; i < capacity; i++) {
+            next[i] = new RecvWqe(maxSge);
+        }
+        ring = next;
+        head = 0;
+        tail = n;
+        return true;
     }
 
     int maxSge() {

@@ -23,6 +23,18 @@ public final class SendWorkRequest {
     /** Atomics: swap value (CAS). */
     public long swap;
 
+    /** LOCAL_INV and SEND_WITH_INV: the rkey to invalidate ({@code invalidate_rkey}). */
+    public int invalidateRkey;
+
+    /** BIND_MW: the type 2 window; {@link #rkey} is the rkey it gets ({@code bind_mw.rkey}). */
+    public MemoryWindow mw;
+    /** BIND_MW: the region, range and {@link AccessFlags} of the binding ({@code bind_info}). */
+    public MemoryRegion bindMr;
+
+    public long bindAddr;
+    public long bindLength;
+    public int bindAccess;
+
     /** UD: destination. */
     public AddressHandle ah;
 
@@ -55,6 +67,8 @@ public final class SendWorkRequest {
         sendFlags = 0;
         inlineData = null;
         ah = null;
+        mw = null;
+        bindMr = null;
         return this;
     }
 

@@ -17,6 +17,14 @@ final class SendWqe implements PayloadSource {
     int rkey;
     long compareAdd;
     long swap;
+    // LOCAL_INV, SEND_WITH_INV
+    int invalidateRkey;
+    // BIND_MW (rkey: the window's new rkey)
+    MemoryWindow mw;
+    MemoryRegion bindMr;
+    long bindAddr;
+    long bindLength;
+    int bindAccess;
     // UD destination
     AhAttr ah;
     int remoteQpn;

@@ -49,18 +49,29 @@ public final class SharedReceiveQueue {
     }
 
     /**
-     * Modifies the queue ({@code ibv_modify_srq}). Resizing is not supported (EINVAL, as devices
-     * without IBV_DEVICE_SRQ_RESIZE); {@link #ATTR_LIMIT} arms the limit event.
+     * Modifies the queue ({@code ibv_modify_srq}): {@link #ATTR_MAX_WR} resizes it (as a device with
+     * {@code IBV_DEVICE_SRQ_RESIZE}: from 1 up to the device's {@code max_srq_wr}, never below the
+     * receives posted; the posted ones are kept), {@link #ATTR_LIMIT} arms the limit event (0
+     * disarms it). All or nothing: EINVAL leaves the queue as it was.
      */
     public void modify(final int maxWr, final int srqLimit, final int mask) {
         checkLive();
-        if ((mask & ~(ATTR_MAX_WR | ATTR_LIMIT)) != 0 || (mask & ATTR_MAX_WR) != 0) {
+        if ((mask & ~(ATTR_MAX_WR | ATTR_LIMIT)) != 0) {
             throw new VerbsException(Errno.EINVAL, "unsupported shared receive queue modification");
         }
-        if (srqLimit < 0 || srqLimit > queue.capacity()) {
+        final boolean resize = (mask & ATTR_MAX_WR) != 0;
+        final int capacity = resize ? maxWr : queue.capacity();
+        if (resize && (maxWr < 1 || maxWr > pd.context().device().attributes().maxSrqWr() || maxWr < queue.size())) {
+            throw new VerbsException(Errno.EINVAL, "max_wr " + maxWr + " (posted " + queue.size() + ", device limit)");
+        }
+        final int newLimit = (mask & ATTR_LIMIT) != 0 ? srqLimit : limit;
+        if ((mask & ATTR_LIMIT) != 0 && (srqLimit < 0 || srqLimit > capacity)) {
             throw new VerbsException(Errno.EINVAL, "srq_limit " + srqLimit + " out of range");
         }
-        limit = srqLimit;
+        if (resize && capacity != queue.capacity()) {
+            queue.resize(capacity);
+        }
+        limit = newLimit;
     }
 
     /** Destroys the queue; EBUSY while queue pairs use it. */

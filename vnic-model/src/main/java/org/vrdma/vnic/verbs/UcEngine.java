@@ -185,13 +185,11 @@ final class UcEngine {
             return;
         }
         if (first) {
-            final MemoryRegion mr = device.lookupMr(p.rethRkey);
-            if (!AccessFlags.has(qp.accessFlags(), AccessFlags.REMOTE_WRITE)
-                    || mr == null
-                    || mr.pd() != qp.pd()
-                    || !AccessFlags.has(mr.access(), AccessFlags.REMOTE_WRITE)
-                    || p.rethLength < 0
-                    || !mr.contains(p.rethVa, p.rethLength)) {
+            // A region's rkey or a bound memory window's.
+            final MemoryRegion mr = p.rethLength < 0
+                    ? null
+                    : device.remoteRegion(qp, p.rethRkey, p.rethVa, p.rethLength, AccessFlags.REMOTE_WRITE);
+            if (!AccessFlags.has(qp.accessFlags(), AccessFlags.REMOTE_WRITE) || mr == null) {
                 breakMessage();
                 return;
             }

@@ -6,6 +6,11 @@ public final class WcFlags {
     public static final int GRH = 1;
     /** {@link WorkCompletion#immData} is valid. */
     public static final int WITH_IMM = 1 << 1;
+    /**
+     * The SEND invalidated the rkey in {@link WorkCompletion#immData} ({@code IBV_WC_WITH_INV}; in
+     * {@code struct ibv_wc} {@code invalidated_rkey} shares the union with {@code imm_data}).
+     */
+    public static final int WITH_INV = 1 << 3;
 
     private WcFlags() {}
 }

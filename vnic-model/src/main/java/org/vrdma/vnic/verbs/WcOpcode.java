@@ -8,5 +8,9 @@ public enum WcOpcode {
     COMP_SWAP,
     FETCH_ADD,
     RECV,
-    RECV_RDMA_WITH_IMM
+    RECV_RDMA_WITH_IMM,
+    /** A memory window bind ({@code ibv_bind_mw} or {@code IBV_WR_BIND_MW}) completed. */
+    BIND_MW,
+    /** A local invalidation ({@code IBV_WR_LOCAL_INV}) completed. */
+    LOCAL_INV
 }

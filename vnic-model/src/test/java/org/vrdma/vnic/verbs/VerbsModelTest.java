@@ -287,6 +287,74 @@ class VerbsModelTest {
     }
 
     @Test
+    void sharedReceiveQueueResizesKeepingItsReceivesInOrder() {
+        try (Fabric f = fabric()) {
+            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 4, 1, 0);
+            final RecvWorkRequest r = new RecvWorkRequest();
+            for (int i = 0; i < 4; i++) {
+                r.reset().addSge(Fabric.BASE + 128L * i, 128, f.b.mr.lkey());
+                r.wrId = i;
+                srq.postRecv(r);
+            }
+            assertThat(errnoOf(() -> srq.postRecv(r))).isEqualTo(Errno.ENOMEM);
+            // Below the receives posted, zero, beyond the device, or a limit beyond the new size: EINVAL, unchanged.
+            assertThat(errnoOf(() -> srq.modify(3, 0, SharedReceiveQueue.ATTR_MAX_WR)))
+                    .isEqualTo(Errno.EINVAL);
+            assertThat(errnoOf(() -> srq.modify(0, 0, SharedReceiveQueue.ATTR_MAX_WR)))
+                    .isEqualTo(Errno.EINVAL);
+            final int deviceMax = f.b.device.attributes().maxSrqWr();
+            assertThat(errnoOf(() -> srq.modify(deviceMax + 1, 0, SharedReceiveQueue.ATTR_MAX_WR)))
+                    .isEqualTo(Errno.EINVAL);
+            assertThat(errnoOf(() -> srq.modify(4, 5, SharedReceiveQueue.ATTR_MAX_WR | SharedReceiveQueue.ATTR_LIMIT)))
+                    .isEqualTo(Errno.EINVAL);
+            assertThat(srq.maxWr()).isEqualTo(4);
+            // Grow to 10 with a limit of 6 in one call: four more receives fit, the fifth is ENOMEM.
+            srq.modify(10, 6, SharedReceiveQueue.ATTR_MAX_WR | SharedReceiveQueue.ATTR_LIMIT);
+            assertThat(srq.maxWr()).isEqualTo(10);
+            assertThat(srq.limit()).isEqualTo(6);
+            for (int i = 4; i < 10; i++) {
+                r.reset().addSge(Fabric.BASE + 128L * i, 128, f.b.mr.lkey());
+                r.wrId = i;
+                srq.postRecv(r);
+            }
+            assertThat(errnoOf(() -> srq.postRecv(r))).isEqualTo(Errno.ENOMEM);
+            // Messages take the receives in the order they were posted, across the resize.
+            final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.RC, f.a.cq));
+            final QpInitAttr ib = QpInitAttr.of(QpType.RC, f.b.cq);
+            ib.srq = srq;
+            final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, ib);
+            Fabric.toRts(qa, qb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 1, 1);
+            Fabric.toRts(qb, qa.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 1, 1);
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.addSge(Fabric.BASE, 100, f.a.mr.lkey());
+            for (int i = 0; i < 5; i++) {
+                qa.postSend(wr);
+            }
+            f.settle();
+            final WorkCompletion[] wcs = new WorkCompletion[8];
+            for (int i = 0; i < wcs.length; i++) {
+                wcs[i] = new WorkCompletion();
+            }
+            assertThat(f.b.cq.poll(wcs)).isEqualTo(5);
+            for (int i = 0; i < 5; i++) {
+                assertThat(wcs[i].wrId).isEqualTo(i);
+            }
+            assertThat(srq.size()).isEqualTo(5);
+            // Shrink to exactly what is posted.
+            srq.modify(5, 0, SharedReceiveQueue.ATTR_MAX_WR);
+            assertThat(srq.maxWr()).isEqualTo(5);
+            assertThat(errnoOf(() -> srq.postRecv(r))).isEqualTo(Errno.ENOMEM);
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            for (final QueuePair qp : new QueuePair[] {qa, qb}) {
+                qp.modify(reset, QpAttrMask.STATE);
+                qp.destroy();
+            }
+            srq.destroy();
+        }
+    }
+
+    @Test
     void udDeliversWithGrhAndChecksTheQkey() {
         try (Fabric f = fabric()) {
             final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
