@@ -38,8 +38,11 @@ final class RcRequester {
     private final RtoEstimator rto;
     private final RecoveryMode mode;
     private final PsnBitmap sacked;
-    /** Time of the last transmission of each tracked PSN (a READ request's at its first PSN). */
-    private final long[] lastSentNs;
+    /**
+     * Time of the last transmission of each tracked PSN (a READ request's at its first PSN); made
+     * at the first transmission, so a QP that never sends (a flow's responder) does not carry it.
+     */
+    private long[] lastSentNs;
 
     private final int trackMask;
     private final TimerService timers;
@@ -125,7 +128,6 @@ final class RcRequester {
         final int track = device.config().sackWindowPackets();
         this.sacked = new PsnBitmap(track);
         this.trackMask = sacked.size() - 1;
-        this.lastSentNs = new long[sacked.size()];
         this.rto = new RtoEstimator(
                 device.config().initialRtoNs(),
                 device.config().minRtoNs(),
@@ -388,7 +390,7 @@ final class RcRequester {
             if (rewalking) {
                 if (Psn.ge(srCursor, rewalkEndPsn)) {
                     rewalking = false;
-                } else if (lastSentNs[srCursor & trackMask] >= rewalkBeforeNs) {
+                } else if (sentNs(srCursor) >= rewalkBeforeNs) {
                     srCursor = Psn.next(srCursor); // left after the SACKed packet: may still arrive
                     continue;
                 }
@@ -563,6 +565,9 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
+        if (lastSentNs == null) {
+            lastSentNs = new long[trackMask + 1];
+        }
         lastSentNs[psn & trackMask] = nowNs;
         if (retx) {
             counters.retransmittedPackets++;
@@ -579,6 +584,11 @@ final class RcRequester {
             adoptPathRtt();
             restartRto(nowNs);
         }
+    }
+
+    /** When {@code psn} (tracked) was last sent; 0 before the QP's first transmission. */
+    private long sentNs(final int psn) {
+        return lastSentNs == null ? 0 : lastSentNs[psn & trackMask];
     }
 
     /**
@@ -693,7 +703,7 @@ final class RcRequester {
             // order). Walk them again; a resent message whose first packet was lost is dropped whole.
             rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
             rewalking = true;
-            rewalkBeforeNs = hasSack ? lastSentNs[sack & trackMask] : nowNs - lostRetransmitThresholdNs();
+            rewalkBeforeNs = hasSack ? sentNs(sack) : nowNs - lostRetransmitThresholdNs();
             srCursor = psn;
         }
         srCursor = Psn.max(srCursor, psn);
@@ -731,12 +741,12 @@ final class RcRequester {
      * resend is on its way; counting them as losses resent each hole several times.
      */
     private boolean resendLost(final int psn, final int sackPsn, final long nowNs) {
-        final long resentNs = lastSentNs[psn & trackMask];
+        final long resentNs = sentNs(psn);
         if (nowNs - resentNs < rto.srttNs()) {
             return false;
         }
         if (sackPsn != -1) {
-            return lastSentNs[sackPsn & trackMask] > resentNs;
+            return sentNs(sackPsn) > resentNs;
         }
         return nowNs - resentNs > lostRetransmitThresholdNs();
     }
@@ -963,9 +973,7 @@ final class RcRequester {
             gbnProbePending = false;
         } else if (!rnrWait) {
             restartRto(nowNs);
-            if (gbnProbePending
-                    && lastSentNs[sndUna & trackMask] < gbnProbeNs
-                    && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
+            if (gbnProbePending && sentNs(sndUna) < gbnProbeNs && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
                 // The probe filled the tail's first hole but the responder, accepting only in order,
                 // dropped what followed it: replay the rest now rather than probing one per round trip.
                 gbnProbePending = false;
