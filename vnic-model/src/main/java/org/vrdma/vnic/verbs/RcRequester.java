@@ -37,12 +37,20 @@ final class RcRequester {
     private final TxWindow window;
     private final RtoEstimator rto;
     private final RecoveryMode mode;
+    /** Send times a requester tracks before its first growth. */
+    private static final int INITIAL_SENT_TRACK = 64;
+
     private final PsnBitmap sacked;
     /**
-     * Time of the last transmission of each tracked PSN (a READ request's at its first PSN); made
-     * at the first transmission, so a QP that never sends (a flow's responder) does not carry it.
+     * Time of the last transmission of each tracked PSN (a READ request's at its first PSN), at
+     * index {@code (psn - sentBasePsn) & trackMask}: made at the first transmission (a QP that never
+     * sends, a flow's responder, does not carry it) and grown as PSNs further from the first are
+     * sent, so a short flow's QP holds a few hundred bytes instead of the whole window's.
+     * Entries never written read as 0.
      */
     private long[] lastSentNs;
+
+    private int sentBasePsn;
 
     private final int trackMask;
     private final TimerService timers;
@@ -565,10 +573,7 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
-        if (lastSentNs == null) {
-            lastSentNs = new long[trackMask + 1];
-        }
-        lastSentNs[psn & trackMask] = nowNs;
+        recordSent(psn, nowNs);
         if (retx) {
             counters.retransmittedPackets++;
             if (rttSampling && rttSamplePsn == psn) {
@@ -586,9 +591,25 @@ final class RcRequester {
         }
     }
 
-    /** When {@code psn} (tracked) was last sent; 0 before the QP's first transmission. */
+    /** When {@code psn} (tracked) was last sent; 0 if never. */
     private long sentNs(final int psn) {
-        return lastSentNs == null ? 0 : lastSentNs[psn & trackMask];
+        if (lastSentNs == null) {
+            return 0;
+        }
+        final int i = (psn - sentBasePsn) & trackMask;
+        return i < lastSentNs.length ? lastSentNs[i] : 0;
+    }
+
+    private void recordSent(final int psn, final long nowNs) {
+        if (lastSentNs == null) {
+            sentBasePsn = psn;
+            lastSentNs = new long[Math.min(trackMask + 1, INITIAL_SENT_TRACK)];
+        }
+        final int i = (psn - sentBasePsn) & trackMask;
+        if (i >= lastSentNs.length) {
+            lastSentNs = java.util.Arrays.copyOf(lastSentNs, Integer.highestOneBit(i) << 1);
+        }
+        lastSentNs[i] = nowNs;
     }
 
     /**
