@@ -37,9 +37,20 @@ final class RcRequester {
     private final TxWindow window;
     private final RtoEstimator rto;
     private final RecoveryMode mode;
+    /** Send times a requester tracks before its first growth. */
+    private static final int INITIAL_SENT_TRACK = 64;
+
     private final PsnBitmap sacked;
-    /** Time of the last transmission of each tracked PSN (a READ request's at its first PSN). */
-    private final long[] lastSentNs;
+    /**
+     * Time of the last transmission of each tracked PSN (a READ request's at its first PSN), at
+     * index {@code (psn - sentBasePsn) & trackMask}: made at the first transmission (a QP that never
+     * sends, a flow's responder, does not carry it) and grown as PSNs further from the first are
+     * sent, so a short flow's QP holds a few hundred bytes instead of the whole window's.
+     * Entries never written read as 0.
+     */
+    private long[] lastSentNs;
+
+    private int sentBasePsn;
 
     private final int trackMask;
     private final TimerService timers;
@@ -125,7 +136,6 @@ final class RcRequester {
         final int track = device.config().sackWindowPackets();
         this.sacked = new PsnBitmap(track);
         this.trackMask = sacked.size() - 1;
-        this.lastSentNs = new long[sacked.size()];
         this.rto = new RtoEstimator(
                 device.config().initialRtoNs(),
                 device.config().minRtoNs(),
@@ -414,7 +424,7 @@ final class RcRequester {
             if (rewalking) {
                 if (Psn.ge(srCursor, rewalkEndPsn)) {
                     rewalking = false;
-                } else if (lastSentNs[srCursor & trackMask] >= rewalkBeforeNs) {
+                } else if (sentNs(srCursor) >= rewalkBeforeNs) {
                     srCursor = Psn.next(srCursor); // left after the SACKed packet: may still arrive
                     continue;
                 }
@@ -593,7 +603,7 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
-        lastSentNs[psn & trackMask] = nowNs;
+        recordSent(psn, nowNs);
         if (retx) {
             counters.retransmittedPackets++;
             if (rttSampling && rttSamplePsn == psn) {
@@ -609,6 +619,27 @@ final class RcRequester {
             adoptPathRtt();
             restartRto(nowNs);
         }
+    }
+
+    /** When {@code psn} (tracked) was last sent; 0 if never. */
+    private long sentNs(final int psn) {
+        if (lastSentNs == null) {
+            return 0;
+        }
+        final int i = (psn - sentBasePsn) & trackMask;
+        return i < lastSentNs.length ? lastSentNs[i] : 0;
+    }
+
+    private void recordSent(final int psn, final long nowNs) {
+        if (lastSentNs == null) {
+            sentBasePsn = psn;
+            lastSentNs = new long[Math.min(trackMask + 1, INITIAL_SENT_TRACK)];
+        }
+        final int i = (psn - sentBasePsn) & trackMask;
+        if (i >= lastSentNs.length) {
+            lastSentNs = java.util.Arrays.copyOf(lastSentNs, Integer.highestOneBit(i) << 1);
+        }
+        lastSentNs[i] = nowNs;
     }
 
     /**
@@ -723,7 +754,7 @@ final class RcRequester {
             // order). Walk them again; a resent message whose first packet was lost is dropped whole.
             rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
             rewalking = true;
-            rewalkBeforeNs = hasSack ? lastSentNs[sack & trackMask] : nowNs - lostRetransmitThresholdNs();
+            rewalkBeforeNs = hasSack ? sentNs(sack) : nowNs - lostRetransmitThresholdNs();
             srCursor = psn;
         }
         srCursor = Psn.max(srCursor, psn);
@@ -761,12 +792,12 @@ final class RcRequester {
      * resend is on its way; counting them as losses resent each hole several times.
      */
     private boolean resendLost(final int psn, final int sackPsn, final long nowNs) {
-        final long resentNs = lastSentNs[psn & trackMask];
+        final long resentNs = sentNs(psn);
         if (nowNs - resentNs < rto.srttNs()) {
             return false;
         }
         if (sackPsn != -1) {
-            return lastSentNs[sackPsn & trackMask] > resentNs;
+            return sentNs(sackPsn) > resentNs;
         }
         return nowNs - resentNs > lostRetransmitThresholdNs();
     }
@@ -993,9 +1024,7 @@ final class RcRequester {
             gbnProbePending = false;
         } else if (!rnrWait) {
             restartRto(nowNs);
-            if (gbnProbePending
-                    && lastSentNs[sndUna & trackMask] < gbnProbeNs
-                    && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
+            if (gbnProbePending && sentNs(sndUna) < gbnProbeNs && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
                 // The probe filled the tail's first hole but the responder, accepting only in order,
                 // dropped what followed it: replay the rest now rather than probing one per round trip.
                 gbnProbePending = false;

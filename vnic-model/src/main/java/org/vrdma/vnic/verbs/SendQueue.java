@@ -2,18 +2,21 @@ package org.vrdma.vnic.verbs;
 
 /**
  * The ring of posted send work requests. Sequence numbers grow forever; {@link #head} is the oldest
- * WQE not yet completed and {@link #tail} the next free slot.
+ * WQE not yet completed and {@link #tail} the next free slot. A slot's WQE is made the first time
+ * the slot is reached: a QP that posts few requests (a short flow, or a responder that posts none)
+ * never pays for the rest of its ring.
  */
 final class SendQueue {
     private final SendWqe[] ring;
+    private final int maxSge;
+    private final int maxInline;
     long head;
     long tail;
 
     SendQueue(final int capacity, final int maxSge, final int maxInline) {
-        ring = new SendWqe[capacity];
-        for (int i = 0; i < capacity; i++) {
-            ring[i] = new SendWqe(maxSge, maxInline);
-        }
+        this.ring = new SendWqe[capacity];
+        this.maxSge = maxSge;
+        this.maxInline = maxInline;
     }
 
     int capacity() {
@@ -29,6 +32,8 @@ final class SendQueue {
     }
 
     SendWqe get(final long seq) {
-        return ring[(int) (seq % ring.length)];
+        final int i = (int) (seq % ring.length);
+        final SendWqe w = ring[i];
+        return w != null ? w : (ring[i] = new SendWqe(maxSge, maxInline));
     }
 }

@@ -181,6 +181,17 @@ final class FramePool extends AbstractByteBufAllocator {
             markWriterIndex();
         }
 
+        /** The last release stores the count instead of a compare-and-swap: frames stay on the lab's thread. */
+        @Override
+        public boolean release() {
+            if (refCnt() != 1) {
+                return super.release();
+            }
+            setRefCnt(0);
+            deallocate();
+            return true;
+        }
+
         @Override
         protected void deallocate() {
             if (!home.give(this)) {
@@ -228,6 +239,17 @@ final class FramePool extends AbstractByteBufAllocator {
             clear();
             markReaderIndex();
             markWriterIndex();
+        }
+
+        /** The last release stores the count instead of a compare-and-swap: frames stay on the lab's thread. */
+        @Override
+        public boolean release() {
+            if (refCnt() != 1) {
+                return super.release();
+            }
+            setRefCnt(0);
+            deallocate();
+            return true;
         }
 
         @Override
