@@ -32,6 +32,12 @@ import org.vrdma.wire.Ipv4UdpHeaders;
  * a departure event of their own, as in {@code EgressPort}, and cross a {@link Wire}; those a fault
  * delays wait in a {@link DelayLine} first (equal delays keep their order). Allocates nothing per
  * packet once its rings have grown.
+ *
+ * <p>With priority flow control ({@link PfcIngress}) a port keeps the departure event too, so the
+ * switch's ingress accounting sees each packet leave when its serialisation ends, and it honours
+ * PAUSE frames from the link's far end ({@link #onPause}): the packet being serialised finishes,
+ * the next starts when the pause ends (a resume, or its quanta run out). A switch port records, per
+ * queued packet, the ingress port it is charged to ({@link #offerCharged}).
  */
 final class FabricPort implements TimerHandler {
     private final String name;
@@ -47,6 +53,8 @@ final class FabricPort implements TimerHandler {
     private final DelayLine delayed;
 
     private final Wire wire;
+    /** No fault configured: departures skip the fault draw (PFC ports have departure events without faults). */
+    private final boolean faultFree;
 
     // Direct mode: departed packets on the link, in departure order.
     private ByteBuf[] flight = new ByteBuf[16];
@@ -61,18 +69,49 @@ final class FabricPort implements TimerHandler {
     private long ecnMarked;
     private long malformedDrops;
 
+    // PFC: the switch accounting for the packets queued here, and per queued packet its ingress port.
+    private PfcIngress charged;
+    private int[] ingressRing = new int[0];
+    private int ingressHead;
+    private int ingressCount;
+
+    // PFC: pauses from the far end.
+    private boolean paused;
+    private long pausedSinceNs;
+    private long pausedUntilNs;
+    private long pauseTimer = TimerService.NO_TIMER;
+    private long pausesReceived;
+    private long resumesReceived;
+    private long pausedNs;
+    private long pauseDelayedPackets;
+
     /**
      * @param propagationNs the link's propagation delay; packets reach the far end ({@link
      *     #connect}) that long after they leave the queue
      */
     FabricPort(String name, TimerService timers, EgressConfig config, SeededRandoms randoms, long propagationNs) {
+        this(name, timers, config, randoms, propagationNs, false);
+    }
+
+    /**
+     * @param pfc whether the port takes part in priority flow control: it then keeps a departure
+     *     event per packet, so departures are accounted when they happen
+     */
+    FabricPort(
+            String name,
+            TimerService timers,
+            EgressConfig config,
+            SeededRandoms randoms,
+            long propagationNs,
+            boolean pfc) {
         this.name = name;
         this.timers = timers;
         this.propagationNs = propagationNs;
         this.intStamping = config.intStamping();
         this.rateBps = config.rateBps();
         this.queue = new EgressQueue(name, config, randoms, timers.nowNs());
-        this.direct = config.dataFaults().isNone() && config.controlFaults().isNone();
+        this.faultFree = config.dataFaults().isNone() && config.controlFaults().isNone();
+        this.direct = faultFree && !pfc;
         if (direct) {
             this.wire = null;
             this.delayed = null;
@@ -137,6 +176,9 @@ final class FabricPort implements TimerHandler {
     @Override
     public void onTimer(long nowNs, long timerId) {
         if (timerId != armedTimer) {
+            if (timerId == pauseTimer) {
+                onPauseExpiry(nowNs);
+            }
             return;
         }
         armedTimer = TimerService.NO_TIMER;
@@ -148,14 +190,154 @@ final class FabricPort implements TimerHandler {
             ByteBuf packet = queue.headPacket();
             long tag = queue.headTag();
             long left = queue.removeHead(FrameTag.bytes(tag));
+            if (charged != null) {
+                charged.onDeparture(popIngress(), FrameTag.bytes(tag), nowNs);
+            }
             depart(packet, tag, nowNs, left);
             if (queue.queuedPackets() > 0) {
                 queue.startNextHead(FrameTag.bytes(queue.headTag()));
             }
         }
-        if (queue.queuedPackets() > 0) {
+        if (queue.queuedPackets() > 0 && !queue.headHeld()) {
             armedTimer = timers.scheduleAt(queue.headDeadlineNs(), this);
         }
+    }
+
+    // ---------------------------------------------------------------- priority flow control
+
+    /** Charges this switch port's queued packets to {@code ingress}'s ports; set once, before traffic. */
+    void chargeTo(PfcIngress ingress) {
+        this.charged = ingress;
+        this.ingressRing = new int[64];
+    }
+
+    /**
+     * Queues a packet that the switch has charged to its ingress port {@code in} (PFC); the port
+     * owns it from here on and releases the charge when it leaves.
+     */
+    void offerCharged(ByteBuf packet, long tag, int in) {
+        long nowNs = timers.nowNs();
+        int bytes = FrameTag.bytes(tag);
+        int verdict = queue.onArrival(bytes, FrameTag.ecnCapable(tag));
+        if (verdict == EgressAdmission.DROP) {
+            charged.onDeparture(in, bytes, nowNs);
+            packet.release();
+            return;
+        }
+        if (verdict == EgressAdmission.ENQUEUE_CE && FrameTag.ecn(tag) != Ipv4UdpHeaders.CE) {
+            InnerFrame.markCe(packet, packet.readerIndex() + FrameTag.ipOffset(tag), FrameTag.ipHeaderBytes(tag));
+            tag = FrameTag.withCe(tag);
+            ecnMarked++;
+        }
+        if (queue.cutsThrough()) {
+            charged.onDeparture(in, bytes, nowNs);
+            depart(packet, tag, nowNs, 0);
+            return;
+        }
+        if (ingressCount == ingressRing.length) {
+            growIngress();
+        }
+        ingressRing[(ingressHead + ingressCount) & (ingressRing.length - 1)] = in;
+        ingressCount++;
+        long deadlineNs = queue.enqueue(packet, tag, bytes, nowNs);
+        if (deadlineNs != EgressQueue.NO_DEADLINE) {
+            armedTimer = timers.scheduleAt(deadlineNs, this);
+        }
+    }
+
+    private int popIngress() {
+        int in = ingressRing[ingressHead];
+        ingressHead = (ingressHead + 1) & (ingressRing.length - 1);
+        ingressCount--;
+        return in;
+    }
+
+    private void growIngress() {
+        int n = ingressRing.length;
+        int[] r = new int[n * 2];
+        for (int i = 0; i < ingressCount; i++) {
+            r[i] = ingressRing[(ingressHead + i) & (n - 1)];
+        }
+        ingressRing = r;
+        ingressHead = 0;
+    }
+
+    /** How long a PAUSE of {@code quanta} (512 bit times each at this link's rate) stops the port. */
+    long pauseNs(int quanta) {
+        return rateBps == 0 ? 0 : (quanta * 512L * 1_000_000_000L + rateBps - 1) / rateBps;
+    }
+
+    /**
+     * A PAUSE frame from the link's far end arrived: {@code quanta > 0} stops the port (after the
+     * packet being serialised) for that long from now, replacing any pause in force; 0 resumes it.
+     */
+    void onPause(int quanta, long nowNs) {
+        if (quanta == 0) {
+            resumesReceived++;
+            resume(nowNs);
+            return;
+        }
+        pausesReceived++;
+        pausedUntilNs = nowNs + pauseNs(quanta);
+        if (!paused) {
+            paused = true;
+            pausedSinceNs = nowNs;
+            queue.pause();
+        }
+        if (pauseTimer == TimerService.NO_TIMER) {
+            pauseTimer = timers.scheduleAt(pausedUntilNs, this);
+        }
+    }
+
+    private void onPauseExpiry(long nowNs) {
+        pauseTimer = TimerService.NO_TIMER;
+        if (!paused) {
+            return;
+        }
+        if (nowNs >= pausedUntilNs) {
+            resume(nowNs);
+        } else {
+            pauseTimer = timers.scheduleAt(pausedUntilNs, this); // refreshed meanwhile
+        }
+    }
+
+    private void resume(long nowNs) {
+        if (!paused) {
+            return;
+        }
+        paused = false;
+        pausedNs += nowNs - pausedSinceNs;
+        // Every packet still queued waited behind the pause, whatever its destination.
+        pauseDelayedPackets += queue.queuedPackets();
+        timers.cancel(pauseTimer);
+        pauseTimer = TimerService.NO_TIMER;
+        if (queue.resume()) {
+            armedTimer = timers.scheduleAt(queue.startHeadAt(FrameTag.bytes(queue.headTag()), nowNs), this);
+        }
+    }
+
+    boolean paused() {
+        return paused;
+    }
+
+    /** PAUSE frames with quanta received (refreshes included). */
+    long pausesReceived() {
+        return pausesReceived;
+    }
+
+    /** Resumes (PAUSE frames of zero quanta) received. */
+    long resumesReceived() {
+        return resumesReceived;
+    }
+
+    /** Time paused so far, a pause still in force counted up to {@code nowNs}. */
+    long pausedNs(long nowNs) {
+        return pausedNs + (paused ? nowNs - pausedSinceNs : 0);
+    }
+
+    /** Packets that were queued here when a pause ended: each waited behind it. */
+    long pauseDelayedPackets() {
+        return pauseDelayedPackets + (paused ? queue.queuedPackets() : 0);
     }
 
     // ---------------------------------------------------------------- direct mode (no faults)
@@ -254,6 +436,11 @@ final class FabricPort implements TimerHandler {
             stampInt(packet, queueBytesLeft, txBytes, nowNs);
         }
         boolean control = FrameTag.control(tag);
+        if (faultFree) {
+            queue.onFaultFreeDeparture(control);
+            wire.onFrame(packet, tag, nowNs);
+            return;
+        }
         int verdict = queue.judge(control);
         if (verdict == FaultInjector.DROP) {
             packet.release();
@@ -288,6 +475,8 @@ final class FabricPort implements TimerHandler {
     void close() {
         timers.cancel(armedTimer);
         armedTimer = TimerService.NO_TIMER;
+        timers.cancel(pauseTimer);
+        pauseTimer = TimerService.NO_TIMER;
         queue.releaseAll();
         while (flightCount > 0) {
             flight[flightHead].release();
