@@ -25,7 +25,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param pauseQuanta pause time a PAUSE asks for, in quanta of 512 bit times at the paused link's
  *     rate (1..65535, default 65535); refreshed at half of it while XOFF holds
  * @param switchBufferBytes dynamic thresholds: each switch's shared buffer
- * @param alpha dynamic thresholds: fraction of the free shared buffer one port may use
+ * @param alpha dynamic thresholds: fraction of the free shared buffer one ingress port on a link
+ *     at the hosts' rate may use; a port on a faster link gets it times the ratio of the rates
  * @param xonOffsetBytes dynamic thresholds: resume this far below the threshold (default 18432)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -102,6 +102,18 @@ public final class LabRunner {
                 c.cnpsSent(),
                 c.ecnMarks(),
                 c.bufferDrops() + c.injectedLosses()));
+        if (r.pfc() != null) {
+            LabResults.Pfc p = r.pfc();
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "; PFC: %d PAUSE frames, %d link directions paused (%d hosts' NICs), %.3f ms paused in all, %d packets held behind pauses, %d lossless drops",
+                    p.pauseFramesSent(),
+                    p.linksPaused(),
+                    p.hostNicsPaused(),
+                    p.pausedNs() / 1e6,
+                    p.pauseDelayedPackets(),
+                    p.losslessDrops()));
+        }
         if (r.notes() != null) {
             for (String n : r.notes()) {
                 sb.append(System.lineSeparator()).append("  note: ").append(n);

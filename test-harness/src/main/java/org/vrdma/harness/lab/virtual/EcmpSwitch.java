@@ -71,10 +71,13 @@ final class EcmpSwitch implements TaggedSink {
         return n;
     }
 
-    /** Adds a port (PFC on) whose ingress side has {@code headroomBytes} of headroom. */
-    int addPort(EgressConfig config, long propagationNs, long headroomBytes) {
+    /**
+     * Adds a port (PFC on) whose ingress side has {@code headroomBytes} of headroom and, with
+     * dynamic thresholds, {@code alphaScale} times the lab's alpha.
+     */
+    int addPort(EgressConfig config, long propagationNs, long headroomBytes, double alphaScale) {
         int n = addPort(config, propagationNs);
-        pfc.addPort(n, headroomBytes);
+        pfc.addPort(n, headroomBytes, alphaScale);
         ports.get(n).chargeTo(pfc);
         return n;
     }

@@ -37,6 +37,9 @@ final class PfcIngress {
     private long[] sharedBytes = new long[0];
     private long[] headroomUsed = new long[0];
     private long[] headroomBytes = new long[0];
+    /** Dynamic thresholds: each port's fraction of the free shared buffer. */
+    private double[] alphas = new double[0];
+
     private boolean[] pausing = new boolean[0];
     private PauseLink[] links = new PauseLink[0];
     private long sharedTotal;
@@ -62,6 +65,14 @@ final class PfcIngress {
 
     /** Adds ingress port {@code index} (the switch's port on the same link) with its headroom. */
     void addPort(int index, long headroom) {
+        addPort(index, headroom, 1);
+    }
+
+    /**
+     * Adds ingress port {@code index} with its headroom; with dynamic thresholds its alpha is the
+     * lab's times {@code alphaScale} (a port faster than the hosts' links may take more of the buffer).
+     */
+    void addPort(int index, long headroom, double alphaScale) {
         if (index != ports) {
             throw new IllegalArgumentException("ports in order: " + index + " after " + ports);
         }
@@ -69,6 +80,8 @@ final class PfcIngress {
         sharedBytes = java.util.Arrays.copyOf(sharedBytes, ports);
         headroomUsed = java.util.Arrays.copyOf(headroomUsed, ports);
         headroomBytes = java.util.Arrays.copyOf(headroomBytes, ports);
+        alphas = java.util.Arrays.copyOf(alphas, ports);
+        alphas[index] = alpha * alphaScale;
         pausing = java.util.Arrays.copyOf(pausing, ports);
         links = java.util.Arrays.copyOf(links, ports);
         xoffSent = java.util.Arrays.copyOf(xoffSent, ports);
@@ -85,13 +98,13 @@ final class PfcIngress {
         links[index] = new PauseLink(upstream, delayNs, index);
     }
 
-    /** The XOFF threshold of a port now. */
-    private long threshold() {
+    /** The XOFF threshold of ingress port {@code in} now. */
+    private long threshold(int in) {
         if (!dynamic) {
             return xoffBytes;
         }
         long free = switchBufferBytes - headroomTotal - sharedTotal;
-        return free <= 0 ? 0 : (long) (alpha * free);
+        return free <= 0 ? 0 : (long) (alphas[in] * free);
     }
 
     /**
@@ -101,7 +114,7 @@ final class PfcIngress {
      */
     boolean onArrival(int in, int bytes, long nowNs) {
         long shared = sharedBytes[in];
-        if (shared + bytes <= threshold() && headroomUsed[in] == 0) {
+        if (shared + bytes <= threshold(in) && headroomUsed[in] == 0) {
             sharedBytes[in] = shared + bytes;
             sharedTotal += bytes;
         } else if (headroomUsed[in] + bytes <= headroomBytes[in]) {
@@ -117,7 +130,7 @@ final class PfcIngress {
         if (total > maxBytes[in]) {
             maxBytes[in] = total;
         }
-        if (!pausing[in] && (headroomUsed[in] > 0 || sharedBytes[in] >= threshold())) {
+        if (!pausing[in] && (headroomUsed[in] > 0 || sharedBytes[in] >= threshold(in))) {
             pausing[in] = true;
             xoffSent[in]++;
             links[in].sendPause(quanta, nowNs);
@@ -134,7 +147,7 @@ final class PfcIngress {
         sharedTotal -= fromShared;
         if (pausing[in] && headroomUsed[in] == 0) {
             long shared = sharedBytes[in];
-            boolean below = dynamic ? shared == 0 || shared + xonOffsetBytes <= threshold() : shared <= xonBytes;
+            boolean below = dynamic ? shared == 0 || shared + xonOffsetBytes <= threshold(in) : shared <= xonBytes;
             if (below) {
                 pausing[in] = false;
                 xonSent[in]++;

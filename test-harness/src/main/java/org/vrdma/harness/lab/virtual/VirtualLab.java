@@ -235,7 +235,10 @@ final class VirtualLab implements LabRun {
                             scheduler,
                             (frame, nowNs) -> uplink.offer(frame, FrameTag.read(frame, HOST_BASE_IPV4, peek))));
         }
-        // Switches and their ports, one per link.
+        // Switches and their ports, one per link. Under dynamic PFC thresholds a port faster than
+        // the hosts' links takes a proportionally larger share of the free buffer (alpha doubles
+        // with the rate, as in the HPCC paper's simulator).
+        long hostRateBps = TopologyGenerator.hostLink(lab.topology()).rateBps();
         EcmpSwitch[] byNode = new EcmpSwitch[nodes.size()];
         int[][] portOfLink = new int[links.size()][2];
         for (LabNetwork.Node n : nodes) {
@@ -254,7 +257,11 @@ final class VirtualLab implements LabRun {
                 int dir = l.a() == n.id() ? 0 : 1;
                 int port = pfc == null
                         ? s.addPort(egress(l.spec()), l.spec().delayNs())
-                        : s.addPort(portConfig(l.spec()), l.spec().delayNs(), headroomBytes(l.spec()));
+                        : s.addPort(
+                                portConfig(l.spec()),
+                                l.spec().delayNs(),
+                                headroomBytes(l.spec()),
+                                (double) l.spec().rateBps() / hostRateBps);
                 portOfLink[li][dir] = port;
                 fabricPorts.add(s.ports().get(port));
                 int peer = dir == 0 ? l.b() : l.a();

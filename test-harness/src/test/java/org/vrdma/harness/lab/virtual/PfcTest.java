@@ -203,8 +203,8 @@ class PfcTest {
         EcmpSwitch sw = new EcmpSwitch("sw", scheduler, scheduler.randoms(), 0, 2, 0);
         PfcIngress pfc = new PfcIngress(scheduler, PfcSpec.staticThresholds(20_000, 10_000, 30_000L));
         sw.enablePfc(pfc);
-        int toSender = sw.addPort(port(100_000_000_000L), 1000, 30_000);
-        int toReceiver = sw.addPort(port(10_000_000_000L), 1000, 30_000);
+        int toSender = sw.addPort(port(100_000_000_000L), 1000, 30_000, 1);
+        int toReceiver = sw.addPort(port(10_000_000_000L), 1000, 30_000, 1);
         sw.route(1, new int[] {toReceiver});
         FabricPort sender = new FabricPort("h0", scheduler, port(100_000_000_000L), new SeededRandoms(1), 1000, true);
         sender.connect(sw.ingress(toSender));
