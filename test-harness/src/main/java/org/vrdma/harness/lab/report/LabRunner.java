@@ -208,6 +208,23 @@ public final class LabRunner {
                 }
             }
             html.counters(r.counters());
+            if (r.pfc() != null) {
+                LabResults.Pfc p = r.pfc();
+                html.paragraph(String.format(
+                        Locale.ROOT,
+                        "Priority flow control: %d PAUSE frames and %d resumes sent, %d link directions paused"
+                                + " (%d hosts' NICs, %.3f ms), %.3f ms paused in all, %d packets held behind"
+                                + " pauses, largest ingress charge %d bytes, %d lossless drops (pfc.csv: per link).",
+                        p.pauseFramesSent(),
+                        p.resumeFramesSent(),
+                        p.linksPaused(),
+                        p.hostNicsPaused(),
+                        p.hostNicPausedNs() / 1e6,
+                        p.pausedNs() / 1e6,
+                        p.pauseDelayedPackets(),
+                        p.maxIngressBytes(),
+                        p.losslessDrops()));
+            }
             List<String> unfinished = unfinished(r, 50);
             if (!unfinished.isEmpty()) {
                 html.paragraph("Unfinished flows ("

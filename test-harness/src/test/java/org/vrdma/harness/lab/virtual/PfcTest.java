@@ -271,6 +271,57 @@ class PfcTest {
     }
 
     @Test
+    void dynamicThresholdsShrinkAsTheSharedBufferFillsAndHeadroomIsBounded() {
+        // 100 kB per switch, 10 kB of headroom on each of two ports: 80 kB shared; alpha 1.
+        VirtualTimeScheduler scheduler = new VirtualTimeScheduler(1);
+        PfcIngress pfc = new PfcIngress(scheduler, PfcSpec.dynamic(100_000, 1.0));
+        FabricPort a = new FabricPort("a", scheduler, port(100_000_000_000L), new SeededRandoms(1), 1000, true);
+        FabricPort b = new FabricPort("b", scheduler, port(100_000_000_000L), new SeededRandoms(2), 1000, true);
+        pfc.addPort(0, 10_000);
+        pfc.addPort(1, 10_000);
+        pfc.connect(0, a, 1000);
+        pfc.connect(1, b, 1000);
+        // Alone, a port pauses when it holds what is left free: half of 80 kB.
+        while (!pfc.pausing(0)) {
+            assertThat(pfc.onArrival(0, 1000, 0)).isTrue();
+        }
+        assertThat(pfc.bytes(0)).isEqualTo(40_000);
+        // The second port now sees 40 kB free: it pauses at 20 kB.
+        while (!pfc.pausing(1)) {
+            assertThat(pfc.onArrival(1, 1000, 0)).isTrue();
+        }
+        assertThat(pfc.bytes(1)).isEqualTo(20_000);
+        // Past XOFF, packets go to the headroom; once it is full they are dropped and counted.
+        for (int i = 0; i < 10; i++) {
+            assertThat(pfc.onArrival(0, 1000, 0)).isTrue();
+        }
+        assertThat(pfc.onArrival(0, 1000, 0)).isFalse();
+        assertThat(pfc.headroomDrops(0)).isEqualTo(1);
+        assertThat(pfc.maxHeadroom(0)).isEqualTo(10_000);
+        scheduler.runUntil(1000);
+        assertThat(a.paused()).isTrue();
+        assertThat(b.paused()).isTrue();
+        // Resume once the headroom is empty and the share is xonOffsetBytes (18 432) below the
+        // threshold: with 20 kB on the other port, at 20 kB.
+        long resumedAt = -1;
+        for (int i = 0; i < 50 && resumedAt < 0; i++) {
+            pfc.onDeparture(0, 1000, 1000);
+            if (!pfc.pausing(0)) {
+                resumedAt = pfc.bytes(0);
+            }
+        }
+        assertThat(resumedAt).isEqualTo(20_000);
+        assertThat(pfc.xoffSent(0)).isEqualTo(1);
+        assertThat(pfc.xonSent(0)).isEqualTo(1);
+        scheduler.runUntil(2000);
+        assertThat(a.paused()).isFalse();
+        assertThat(b.paused()).isTrue();
+        pfc.close();
+        a.close();
+        b.close();
+    }
+
+    @Test
     void pauseQuantaStopThePortAfterThePacketInServiceUntilTheyRunOut() {
         VirtualTimeScheduler scheduler = new VirtualTimeScheduler(1);
         FabricPort p = new FabricPort("p", scheduler, port(100_000_000_000L), new SeededRandoms(1), 1000, true);
