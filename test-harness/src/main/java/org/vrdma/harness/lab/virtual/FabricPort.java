@@ -69,21 +69,26 @@ final class FabricPort implements TimerHandler {
     private long ecnMarked;
     private long malformedDrops;
 
-    // PFC: the switch accounting for the packets queued here, and per queued packet its ingress port.
-    private PfcIngress charged;
-    private int[] ingressRing = new int[0];
-    private int ingressHead;
-    private int ingressCount;
+    /** PFC state, or null: kept apart so a port without PFC keeps its hot fields in fewer cache lines. */
+    private final Pfc pfc;
 
-    // PFC: pauses from the far end.
-    private boolean paused;
-    private long pausedSinceNs;
-    private long pausedUntilNs;
-    private long pauseTimer = TimerService.NO_TIMER;
-    private long pausesReceived;
-    private long resumesReceived;
-    private long pausedNs;
-    private long pauseDelayedPackets;
+    /** A port's priority flow control: what its queued packets are charged to, and pauses from the far end. */
+    private static final class Pfc {
+        /** The switch accounting for the packets queued here (null: a host's NIC), each packet's ingress port. */
+        PfcIngress charged;
+
+        int[] ingressRing = new int[0];
+        int ingressHead;
+        int ingressCount;
+        boolean paused;
+        long pausedSinceNs;
+        long pausedUntilNs;
+        long pauseTimer = TimerService.NO_TIMER;
+        long pausesReceived;
+        long resumesReceived;
+        long pausedNs;
+        long pauseDelayedPackets;
+    }
 
     /**
      * @param propagationNs the link's propagation delay; packets reach the far end ({@link
@@ -112,6 +117,7 @@ final class FabricPort implements TimerHandler {
         this.queue = new EgressQueue(name, config, randoms, timers.nowNs());
         this.faultFree = config.dataFaults().isNone() && config.controlFaults().isNone();
         this.direct = faultFree && !pfc;
+        this.pfc = pfc ? new Pfc() : null;
         if (direct) {
             this.wire = null;
             this.delayed = null;
@@ -176,7 +182,7 @@ final class FabricPort implements TimerHandler {
     @Override
     public void onTimer(long nowNs, long timerId) {
         if (timerId != armedTimer) {
-            if (timerId == pauseTimer) {
+            if (pfc != null && timerId == pfc.pauseTimer) {
                 onPauseExpiry(nowNs);
             }
             return;
@@ -190,8 +196,8 @@ final class FabricPort implements TimerHandler {
             ByteBuf packet = queue.headPacket();
             long tag = queue.headTag();
             long left = queue.removeHead(FrameTag.bytes(tag));
-            if (charged != null) {
-                charged.onDeparture(popIngress(), FrameTag.bytes(tag), nowNs);
+            if (pfc != null && pfc.charged != null) {
+                pfc.charged.onDeparture(popIngress(), FrameTag.bytes(tag), nowNs);
             }
             depart(packet, tag, nowNs, left);
             if (queue.queuedPackets() > 0) {
@@ -207,8 +213,8 @@ final class FabricPort implements TimerHandler {
 
     /** Charges this switch port's queued packets to {@code ingress}'s ports; set once, before traffic. */
     void chargeTo(PfcIngress ingress) {
-        this.charged = ingress;
-        this.ingressRing = new int[64];
+        pfc.charged = ingress;
+        pfc.ingressRing = new int[64];
     }
 
     /**
@@ -220,7 +226,7 @@ final class FabricPort implements TimerHandler {
         int bytes = FrameTag.bytes(tag);
         int verdict = queue.onArrival(bytes, FrameTag.ecnCapable(tag));
         if (verdict == EgressAdmission.DROP) {
-            charged.onDeparture(in, bytes, nowNs);
+            pfc.charged.onDeparture(in, bytes, nowNs);
             packet.release();
             return;
         }
@@ -230,15 +236,16 @@ final class FabricPort implements TimerHandler {
             ecnMarked++;
         }
         if (queue.cutsThrough()) {
-            charged.onDeparture(in, bytes, nowNs);
+            pfc.charged.onDeparture(in, bytes, nowNs);
             depart(packet, tag, nowNs, 0);
             return;
         }
-        if (ingressCount == ingressRing.length) {
+        Pfc f = pfc;
+        if (f.ingressCount == f.ingressRing.length) {
             growIngress();
         }
-        ingressRing[(ingressHead + ingressCount) & (ingressRing.length - 1)] = in;
-        ingressCount++;
+        f.ingressRing[(f.ingressHead + f.ingressCount) & (f.ingressRing.length - 1)] = in;
+        f.ingressCount++;
         long deadlineNs = queue.enqueue(packet, tag, bytes, nowNs);
         if (deadlineNs != EgressQueue.NO_DEADLINE) {
             armedTimer = timers.scheduleAt(deadlineNs, this);
@@ -246,20 +253,22 @@ final class FabricPort implements TimerHandler {
     }
 
     private int popIngress() {
-        int in = ingressRing[ingressHead];
-        ingressHead = (ingressHead + 1) & (ingressRing.length - 1);
-        ingressCount--;
+        Pfc f = pfc;
+        int in = f.ingressRing[f.ingressHead];
+        f.ingressHead = (f.ingressHead + 1) & (f.ingressRing.length - 1);
+        f.ingressCount--;
         return in;
     }
 
     private void growIngress() {
-        int n = ingressRing.length;
+        Pfc f = pfc;
+        int n = f.ingressRing.length;
         int[] r = new int[n * 2];
-        for (int i = 0; i < ingressCount; i++) {
-            r[i] = ingressRing[(ingressHead + i) & (n - 1)];
+        for (int i = 0; i < f.ingressCount; i++) {
+            r[i] = f.ingressRing[(f.ingressHead + i) & (n - 1)];
         }
-        ingressRing = r;
-        ingressHead = 0;
+        f.ingressRing = r;
+        f.ingressHead = 0;
     }
 
     /** How long a PAUSE of {@code quanta} (512 bit times each at this link's rate) stops the port. */
@@ -273,71 +282,71 @@ final class FabricPort implements TimerHandler {
      */
     void onPause(int quanta, long nowNs) {
         if (quanta == 0) {
-            resumesReceived++;
+            pfc.resumesReceived++;
             resume(nowNs);
             return;
         }
-        pausesReceived++;
-        pausedUntilNs = nowNs + pauseNs(quanta);
-        if (!paused) {
-            paused = true;
-            pausedSinceNs = nowNs;
+        pfc.pausesReceived++;
+        pfc.pausedUntilNs = nowNs + pauseNs(quanta);
+        if (!pfc.paused) {
+            pfc.paused = true;
+            pfc.pausedSinceNs = nowNs;
             queue.pause();
         }
-        if (pauseTimer == TimerService.NO_TIMER) {
-            pauseTimer = timers.scheduleAt(pausedUntilNs, this);
+        if (pfc.pauseTimer == TimerService.NO_TIMER) {
+            pfc.pauseTimer = timers.scheduleAt(pfc.pausedUntilNs, this);
         }
     }
 
     private void onPauseExpiry(long nowNs) {
-        pauseTimer = TimerService.NO_TIMER;
-        if (!paused) {
+        pfc.pauseTimer = TimerService.NO_TIMER;
+        if (!pfc.paused) {
             return;
         }
-        if (nowNs >= pausedUntilNs) {
+        if (nowNs >= pfc.pausedUntilNs) {
             resume(nowNs);
         } else {
-            pauseTimer = timers.scheduleAt(pausedUntilNs, this); // refreshed meanwhile
+            pfc.pauseTimer = timers.scheduleAt(pfc.pausedUntilNs, this); // refreshed meanwhile
         }
     }
 
     private void resume(long nowNs) {
-        if (!paused) {
+        if (!pfc.paused) {
             return;
         }
-        paused = false;
-        pausedNs += nowNs - pausedSinceNs;
+        pfc.paused = false;
+        pfc.pausedNs += nowNs - pfc.pausedSinceNs;
         // Every packet still queued waited behind the pause, whatever its destination.
-        pauseDelayedPackets += queue.queuedPackets();
-        timers.cancel(pauseTimer);
-        pauseTimer = TimerService.NO_TIMER;
+        pfc.pauseDelayedPackets += queue.queuedPackets();
+        timers.cancel(pfc.pauseTimer);
+        pfc.pauseTimer = TimerService.NO_TIMER;
         if (queue.resume()) {
             armedTimer = timers.scheduleAt(queue.startHeadAt(FrameTag.bytes(queue.headTag()), nowNs), this);
         }
     }
 
     boolean paused() {
-        return paused;
+        return pfc.paused;
     }
 
     /** PAUSE frames with quanta received (refreshes included). */
     long pausesReceived() {
-        return pausesReceived;
+        return pfc.pausesReceived;
     }
 
     /** Resumes (PAUSE frames of zero quanta) received. */
     long resumesReceived() {
-        return resumesReceived;
+        return pfc.resumesReceived;
     }
 
     /** Time paused so far, a pause still in force counted up to {@code nowNs}. */
     long pausedNs(long nowNs) {
-        return pausedNs + (paused ? nowNs - pausedSinceNs : 0);
+        return pfc.pausedNs + (pfc.paused ? nowNs - pfc.pausedSinceNs : 0);
     }
 
     /** Packets that were queued here when a pause ended: each waited behind it. */
     long pauseDelayedPackets() {
-        return pauseDelayedPackets + (paused ? queue.queuedPackets() : 0);
+        return pfc.pauseDelayedPackets + (pfc.paused ? queue.queuedPackets() : 0);
     }
 
     // ---------------------------------------------------------------- direct mode (no faults)
@@ -475,8 +484,10 @@ final class FabricPort implements TimerHandler {
     void close() {
         timers.cancel(armedTimer);
         armedTimer = TimerService.NO_TIMER;
-        timers.cancel(pauseTimer);
-        pauseTimer = TimerService.NO_TIMER;
+        if (pfc != null) {
+            timers.cancel(pfc.pauseTimer);
+            pfc.pauseTimer = TimerService.NO_TIMER;
+        }
         queue.releaseAll();
         while (flightCount > 0) {
             flight[flightHead].release();
