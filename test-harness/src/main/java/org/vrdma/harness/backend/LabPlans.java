@@ -18,6 +18,12 @@ public final class LabPlans {
      * LabException} naming the field.
      */
     public static LabPlan of(Lab lab) {
+        if (lab.pfc() != null && lab.pfc().on()) {
+            throw new LabException(
+                    "pfc",
+                    "priority flow control is modelled by the virtual backend only: the real-time backends' links"
+                            + " are the machine's own (loopback, veth, a Docker bridge), which pause nothing");
+        }
         LabNetwork net = TopologyGenerator.resolve(lab);
         return of(lab.name() == null ? "lab" : lab.name(), net);
     }

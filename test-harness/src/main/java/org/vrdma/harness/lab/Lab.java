@@ -28,6 +28,7 @@ import java.util.List;
  * @param workloads what traffic to run
  * @param sampleIntervalUs period of the throughput and queue-depth time series
  * @param sweep optional: run the lab once per combination of these values (see {@link SweepSpec})
+ * @param pfc priority flow control in the fabric (virtual backend), or null for none
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -42,6 +43,7 @@ import java.util.List;
     "hosts",
     "transport",
     "cc",
+    "pfc",
     "workloads",
     "sweep"
 })
@@ -58,9 +60,43 @@ public record Lab(
         CcSpec cc,
         List<WorkloadSpec> workloads,
         Long sampleIntervalUs,
-        SweepSpec sweep) {
+        SweepSpec sweep,
+        PfcSpec pfc) {
 
     public static final long DEFAULT_SEED = 1;
+
+    /** A lab without priority flow control. */
+    public Lab(
+            String name,
+            String description,
+            Long seed,
+            Long durationUs,
+            Long drainUs,
+            List<VpcSpec> vpcs,
+            TopologySpec topology,
+            List<HostSpec> hosts,
+            TransportSpec transport,
+            CcSpec cc,
+            List<WorkloadSpec> workloads,
+            Long sampleIntervalUs,
+            SweepSpec sweep) {
+        this(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep,
+                null);
+    }
+
     public static final long DEFAULT_DURATION_US = 1_000;
 
     /** A copy with every omitted field set to its default (topology and workloads are kept as given). */
@@ -78,7 +114,8 @@ public record Lab(
                 cc == null ? CcSpec.NONE : cc,
                 workloads == null ? List.of() : workloads,
                 sampleIntervalUs == null ? 10 : sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy with another seed (to replay or vary a run). */
@@ -96,7 +133,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy with another duration and drain time. */
@@ -114,7 +152,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy with another lab-wide congestion control. */
@@ -132,7 +171,8 @@ public record Lab(
                 newCc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy without the sweep (one variant of it). */
@@ -150,7 +190,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                newSweep);
+                newSweep,
+                pfc);
     }
 
     /** A copy with other transport settings. */
@@ -168,7 +209,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy with another topology. */
@@ -186,7 +228,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     private static TopologySpec newTopologyOr(TopologySpec t) {
@@ -208,7 +251,8 @@ public record Lab(
                 cc,
                 workloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
     }
 
     /** A copy with other workloads. */
@@ -226,6 +270,26 @@ public record Lab(
                 cc,
                 newWorkloads,
                 sampleIntervalUs,
-                sweep);
+                sweep,
+                pfc);
+    }
+
+    /** A copy with other priority flow control settings (null: none). */
+    public Lab withPfc(PfcSpec newPfc) {
+        return new Lab(
+                name,
+                description,
+                seed,
+                durationUs,
+                drainUs,
+                vpcs,
+                topology,
+                hosts,
+                transport,
+                cc,
+                workloads,
+                sampleIntervalUs,
+                sweep,
+                newPfc);
     }
 }

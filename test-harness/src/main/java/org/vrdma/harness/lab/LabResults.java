@@ -23,6 +23,7 @@ import java.util.List;
  * @param queues queue depth of the busiest ports over time
  * @param notes how the backend measured what it could not model (real-time backends: the measured
  *     empty network behind the ideal FCT), or null
+ * @param pfc priority flow control's counters when the lab has it on, or null
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @JsonPropertyOrder({
@@ -31,6 +32,7 @@ import java.util.List;
     "seed",
     "endNs",
     "counters",
+    "pfc",
     "fctBuckets",
     "perftests",
     "flows",
@@ -51,9 +53,40 @@ public record LabResults(
         Counters counters,
         TimeSeries throughput,
         TimeSeries queues,
-        List<String> notes) {
+        List<String> notes,
+        Pfc pfc) {
 
     public static final int FORMAT = 1;
+
+    /** Results without PFC counters. */
+    public LabResults(
+            int format,
+            String backend,
+            long seed,
+            Lab lab,
+            long endNs,
+            List<FlowResult> flows,
+            List<SizeBucket> fctBuckets,
+            List<PerftestResult> perftests,
+            Counters counters,
+            TimeSeries throughput,
+            TimeSeries queues,
+            List<String> notes) {
+        this(
+                format,
+                backend,
+                seed,
+                lab,
+                endNs,
+                flows,
+                fctBuckets,
+                perftests,
+                counters,
+                throughput,
+                queues,
+                notes,
+                null);
+    }
 
     /** Results without notes (the virtual backend's). */
     public LabResults(
@@ -68,7 +101,7 @@ public record LabResults(
             Counters counters,
             TimeSeries throughput,
             TimeSeries queues) {
-        this(format, backend, seed, lab, endNs, flows, fctBuckets, perftests, counters, throughput, queues, null);
+        this(format, backend, seed, lab, endNs, flows, fctBuckets, perftests, counters, throughput, queues, null, null);
     }
 
     /**
@@ -153,6 +186,59 @@ public record LabResults(
             long bufferDrops,
             long injectedLosses,
             long linkTransmissions) {}
+
+    /**
+     * Priority flow control over the run. A PAUSE is counted where it is sent (a switch's ingress
+     * port, toward the link's other end) and where it arrives (that sender's port); refreshes of a
+     * pause in force count as PAUSE frames too.
+     *
+     * @param pauseFramesSent PAUSE frames with quanta sent by switch ingress ports
+     * @param resumeFramesSent resumes (PAUSE frames of zero quanta) sent
+     * @param pausedNs time link directions spent paused, summed over all of them
+     * @param hostNicPausedNs of that, the hosts' NICs (their links to the ToR)
+     * @param linksPaused link directions paused at least once (hosts' NICs included)
+     * @param hostNicsPaused hosts' NICs paused at least once
+     * @param pauseDelayedPackets packets that waited in a paused port, counted when the pause ended:
+     *     head-of-line blocking, whatever the packets' destinations
+     * @param maxIngressBytes the most bytes one ingress port had charged at once
+     * @param losslessDrops packets of the lossless class dropped because an ingress port's headroom
+     *     was full (0 when the headroom covers the link's round trip)
+     * @param links per link direction that was paused or sent a PAUSE: the sender's side ({@code
+     *     from->to}) and the receiving switch's ingress accounting of that link
+     */
+    public record Pfc(
+            long pauseFramesSent,
+            long resumeFramesSent,
+            long pausedNs,
+            long hostNicPausedNs,
+            int linksPaused,
+            int hostNicsPaused,
+            long pauseDelayedPackets,
+            long maxIngressBytes,
+            long losslessDrops,
+            List<PfcLink> links) {}
+
+    /**
+     * One link direction under PFC.
+     *
+     * @param link {@code from->to}
+     * @param pausesReceived PAUSE frames with quanta that reached the sender ({@code from})
+     * @param pausedNs time the sender's port was paused
+     * @param pauseDelayedPackets packets that waited in the sender's port behind a pause
+     * @param xoffSent PAUSE frames the receiving switch ({@code to}) sent for this link
+     * @param xonSent resumes it sent
+     * @param maxIngressBytes most bytes charged at once to this link's ingress port at {@code to}
+     * @param headroomDrops packets dropped at {@code to} for lack of headroom
+     */
+    public record PfcLink(
+            String link,
+            long pausesReceived,
+            long pausedNs,
+            long pauseDelayedPackets,
+            long xoffSent,
+            long xonSent,
+            long maxIngressBytes,
+            long headroomDrops) {}
 
     /** Named series sampled every {@code intervalNs}; value i is for [i·interval, (i+1)·interval). */
     public record TimeSeries(String unit, long intervalNs, List<Series> series) {}

@@ -31,6 +31,7 @@ public final class LabValidator {
         hosts(lab, hosts);
         transport(lab.transport());
         cc("cc", lab.cc());
+        pfc("pfc", lab.pfc());
         for (int i = 0; i < lab.workloads().size(); i++) {
             workload("workloads[" + i + "]", lab.workloads().get(i), hosts, lab);
         }
@@ -62,12 +63,57 @@ public final class LabValidator {
                 }
             }
         }
+        if (s.pfc() != null) {
+            for (int i = 0; i < s.pfc().size(); i++) {
+                if (s.pfc().get(i) == null) {
+                    throw new LabException("sweep.pfc[" + i + "]", "must be a PFC object, e.g. {\"enabled\": false}");
+                }
+                pfc("sweep.pfc[" + i + "]", s.pfc().get(i));
+            }
+        }
         if (s.loss() != null) {
             for (int i = 0; i < s.loss().size(); i++) {
                 probability("sweep.loss[" + i + "]", s.loss().get(i));
                 if (s.loss().get(i) == null) {
                     throw new LabException("sweep.loss[" + i + "]", "must be a probability in [0, 1]");
                 }
+            }
+        }
+    }
+
+    /** Priority flow control: static or dynamic thresholds, never both; XON below XOFF. */
+    static void pfc(String p, PfcSpec f) {
+        if (f == null) {
+            return;
+        }
+        if (f.enabled() == null) {
+            throw new LabException(p + ".enabled", "is required: true or false");
+        }
+        positive(p + ".xoffBytes", f.xoffBytes() == null ? 1L : f.xoffBytes());
+        nonNegative(p + ".xonBytes", f.xonBytes());
+        positive(p + ".headroomBytes", f.headroomBytes() == null ? 1L : f.headroomBytes());
+        if (f.pauseQuanta() != null) {
+            range(p + ".pauseQuanta", f.pauseQuanta(), 1, PfcSpec.MAX_QUANTA);
+        }
+        if (f.alpha() != null || f.switchBufferBytes() != null) {
+            if (f.alpha() == null || !(f.alpha() > 0 && f.alpha() <= 64)) {
+                throw new LabException(
+                        p + ".alpha", "dynamic thresholds need alpha in (0, 64] with switchBufferBytes: " + f.alpha());
+            }
+            positive(p + ".switchBufferBytes", f.switchBufferBytes());
+            if (f.xoffBytes() != null || f.xonBytes() != null) {
+                throw new LabException(
+                        p + (f.xoffBytes() != null ? ".xoffBytes" : ".xonBytes"),
+                        "static thresholds do not go with dynamic ones (alpha, switchBufferBytes): drop one");
+            }
+            nonNegative(p + ".xonOffsetBytes", f.xonOffsetBytes());
+        } else {
+            if (f.xonOffsetBytes() != null) {
+                throw new LabException(
+                        p + ".xonOffsetBytes", "is for dynamic thresholds (alpha, switchBufferBytes); use xonBytes");
+            }
+            if (f.xonBytes() != null && f.xonBytes() >= f.xoff()) {
+                throw new LabException(p + ".xonBytes", "must be below xoffBytes " + f.xoff() + ": " + f.xonBytes());
             }
         }
     }

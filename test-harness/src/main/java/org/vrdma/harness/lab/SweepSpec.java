@@ -13,9 +13,16 @@ import java.util.List;
  * @param load offered load of every {@code poisson} workload
  * @param recovery transport recovery ({@code sr}, {@code gbn})
  * @param loss random loss probability of data packets on every link
+ * @param pfc priority flow control of the fabric ({@code {"enabled": false}} for none)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record SweepSpec(List<CcSpec> cc, List<Double> load, List<String> recovery, List<Double> loss) {
+public record SweepSpec(
+        List<CcSpec> cc, List<Double> load, List<String> recovery, List<Double> loss, List<PfcSpec> pfc) {
+
+    /** A sweep without PFC variants. */
+    public SweepSpec(List<CcSpec> cc, List<Double> load, List<String> recovery, List<Double> loss) {
+        this(cc, load, recovery, loss, null);
+    }
 
     /** One run of a sweep: its label ({@code cc=dcqcn load=0.3}) and the lab without the sweep. */
     public record Variant(String label, Lab lab) {}
@@ -52,6 +59,9 @@ public record SweepSpec(List<CcSpec> cc, List<Double> load, List<String> recover
         }
         if (s.loss != null && !s.loss.isEmpty()) {
             out = cross(out, s.loss, SweepSpec::withLoss, v -> "loss=" + v);
+        }
+        if (s.pfc != null && !s.pfc.isEmpty()) {
+            out = cross(out, s.pfc, (l, v) -> l.withPfc(v.on() ? v : null), v -> "pfc=" + v.label());
         }
         return out;
     }

@@ -141,9 +141,28 @@ public final class EgressPort implements TimerHandler {
                 queue.startNextHead(queue.headPacket().readableBytes());
             }
         }
-        if (queue.queuedPackets() > 0) {
+        if (queue.queuedPackets() > 0 && !queue.headHeld()) {
             armedTimer = timers.scheduleAt(queue.headDeadlineNs(), this);
         }
+    }
+
+    /**
+     * Priority flow control: the frame being serialised finishes, then the port sends nothing until
+     * {@link #resume()} (frames still queue, and tail-drop at the buffer).
+     */
+    public void pause() {
+        queue.pause();
+    }
+
+    /** Ends a {@link #pause()}: the head of the queue starts serialising now. */
+    public void resume() {
+        if (queue.resume()) {
+            armedTimer = timers.scheduleAt(queue.startHeadAt(queue.headPacket().readableBytes(), timers.nowNs()), this);
+        }
+    }
+
+    public boolean paused() {
+        return queue.paused();
     }
 
     private void depart(ByteBuf packet, long f, long nowNs, long queueBytesLeft) {

@@ -16,6 +16,10 @@ import org.vrdma.runtime.SeededRandoms;
  * as packets leave, from the named streams {@code name + ":ecn"}, {@code ":faults:data"} and
  * {@code ":faults:control"}.
  *
+ * <p>Priority flow control: {@link #pause()} lets the packet in service finish but starts no
+ * other until {@link #resume()}; a packet queued meanwhile waits with its serialisation not yet
+ * begun ({@link #headHeld()}), and starts when the caller calls {@link #startHeadAt}.
+ *
  * <p>{@link EgressPort} (whole frames) and the virtual lab's fabric ports (tagged frames) both
  * drive it; they read the packet for ECN and control, rewrite CE and INT, and own the timers and
  * the output. Allocates nothing per packet once its ring has grown. Confined to one thread.
@@ -25,6 +29,9 @@ public final class EgressQueue {
 
     /** No timer is needed: the queue already had a head in service. */
     public static final long NO_DEADLINE = -1;
+
+    /** {@code headDonePs} of a head that may not start: the port is paused. */
+    private static final long HELD = Long.MAX_VALUE;
 
     private final RandomGenerator markRandom;
     private final FaultInjector dataFaults;
@@ -43,6 +50,8 @@ public final class EgressQueue {
     private long lastDonePs;
     /** Sub-picosecond remainder (in units of 1/rateBps ps) carried from packet to packet: no drift. */
     private long carry;
+    /** PFC: no packet starts serialising. */
+    private boolean paused;
 
     private long txPackets;
     private long txBytes;
@@ -89,9 +98,9 @@ public final class EgressQueue {
         return verdict;
     }
 
-    /** True when an admitted packet leaves at once: an unlimited link with nothing queued. */
+    /** True when an admitted packet leaves at once: an unlimited link with nothing queued, not paused. */
     public boolean cutsThrough() {
-        return rateBps == 0 && count == 0;
+        return rateBps == 0 && count == 0 && !paused;
     }
 
     /**
@@ -115,6 +124,20 @@ public final class EgressQueue {
         if (count != 1) {
             return NO_DEADLINE;
         }
+        if (paused) {
+            headDonePs = HELD;
+            return NO_DEADLINE;
+        }
+        return startHeadAt(bytes, nowNs);
+    }
+
+    /**
+     * Starts serialising the head (of {@code bytes}) now or, if the link is still busy with the
+     * previous packet, when that one is done.
+     *
+     * @return the time (ns) it finishes serialising
+     */
+    public long startHeadAt(int bytes, long nowNs) {
         // A packet that waited starts when the previous one finished; one arriving at an idle link starts now.
         long startPs = Math.max(lastDonePs, nowNs * 1000);
         if (startPs > lastDonePs) {
@@ -154,7 +177,35 @@ public final class EgressQueue {
 
     /** Starts serialising the new head (of {@code bytes}) back to back after the last departure. */
     public void startNextHead(int bytes) {
+        if (paused) {
+            headDonePs = HELD;
+            return;
+        }
         headDonePs = lastDonePs + nextSerialisationPs(bytes);
+    }
+
+    /** PFC: finishes the packet in service, then starts no other until {@link #resume()}. */
+    public void pause() {
+        paused = true;
+    }
+
+    /**
+     * PFC: lets packets start again.
+     *
+     * @return true when a held head must now be started with {@link #startHeadAt}
+     */
+    public boolean resume() {
+        paused = false;
+        return count > 0 && headDonePs == HELD;
+    }
+
+    public boolean paused() {
+        return paused;
+    }
+
+    /** True when the head waits for the end of a pause, its serialisation not begun. */
+    public boolean headHeld() {
+        return count > 0 && headDonePs == HELD;
     }
 
     /** The time (ns, rounded up) the head packet finishes serialising. */

@@ -63,6 +63,26 @@ class EgressPortTest {
     }
 
     @Test
+    void aPausedPortFinishesTheFrameOnTheWireAndSendsTheRestAfterResume() {
+        Departures out = new Departures();
+        // 1500-byte frames at 12 Gbit/s: 1000 ns each.
+        EgressPort p = port(EgressConfig.of(12_000_000_000L, 1 << 20), out);
+        for (int i = 0; i < 3; i++) {
+            assertThat(p.offer(Frames.tcp(ALLOC, SRC, DST, 80, 1500 - 54, i))).isTrue();
+        }
+        scheduler.runUntil(500);
+        p.pause();
+        assertThat(p.paused()).isTrue();
+        scheduler.runUntil(10_000);
+        assertThat(out.timesNs).containsExactly(1000L);
+        assertThat(p.queuedPackets()).isEqualTo(2);
+        p.resume();
+        scheduler.runUntil(20_000);
+        assertThat(out.timesNs).containsExactly(1000L, 11_000L, 12_000L);
+        p.close();
+    }
+
+    @Test
     void serialisationIsExactAndDoesNotDriftAtRatesThatDoNotDivideANanosecond() {
         for (long rateBps : new long[] {10_000_000_000L, 7_000_000_000L}) {
             Departures out = new Departures();

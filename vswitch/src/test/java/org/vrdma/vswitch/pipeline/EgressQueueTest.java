@@ -51,6 +51,39 @@ class EgressQueueTest {
     }
 
     @Test
+    void aPauseLetsThePacketInServiceFinishAndHoldsTheNextUntilResume() {
+        // 1000 bytes at 8 Gbit/s: 1000 ns each.
+        EgressQueue q = new EgressQueue("q", EgressConfig.of(8_000_000_000L, 1 << 20), new SeededRandoms(1), 0);
+        assertThat(q.enqueue(packet(), 0, 1000, 0)).isEqualTo(1000);
+        q.enqueue(packet(), 1, 1000, 0);
+        q.pause(); // at 500 ns, while the first is on the wire
+        assertThat(q.headDoneBy(1000)).isTrue();
+        q.headPacket().release();
+        q.removeHead(1000);
+        q.startNextHead(1000);
+        assertThat(q.headHeld()).isTrue();
+        assertThat(q.headDoneBy(1_000_000)).isFalse();
+        // Queued while paused, even onto an empty queue: nothing starts, nothing cuts through.
+        assertThat(q.resume()).isTrue();
+        assertThat(q.startHeadAt(1000, 3000)).isEqualTo(4000);
+        q.pause();
+        assertThat(q.resume()).isFalse(); // the head is in service: nothing to start
+        q.headPacket().release();
+        q.removeHead(1000);
+        q.pause();
+        assertThat(q.enqueue(packet(), 2, 1000, 5000)).isEqualTo(EgressQueue.NO_DEADLINE);
+        assertThat(q.headHeld()).isTrue();
+        assertThat(q.resume()).isTrue();
+        assertThat(q.startHeadAt(1000, 7000)).isEqualTo(8000);
+        q.releaseAll();
+
+        EgressQueue unlimited = new EgressQueue("u", EgressConfig.of(0, 1 << 20), new SeededRandoms(1), 0);
+        assertThat(unlimited.cutsThrough()).isTrue();
+        unlimited.pause();
+        assertThat(unlimited.cutsThrough()).isFalse();
+    }
+
+    @Test
     void idleLinkStartsANewBusyPeriodAtArrival() {
         EgressQueue q = new EgressQueue("q", EgressConfig.of(3_000_000_000L, 1 << 20), new SeededRandoms(1), 0);
         q.onArrival(1000, false);

@@ -84,7 +84,8 @@ public final class CcFigures {
 
     /**
      * Also runs {@code hpcc-fat-tree.json} (320 hosts, DCQCN and HPCC; about 10 s of CPU per 10 ms
-     * of lab time each) and generates {@code cc-fat-tree-table} and {@code lab-cc-fat-tree-*.png}.
+     * of lab time each) and {@code hpcc-fat-tree-pfc.json} (the same with priority flow control)
+     * and generates {@code cc-fat-tree-table} and {@code lab-cc-fat-tree-*.png}.
      */
     public CcFigures withFatTree(boolean on) {
         this.fatTree = on;
@@ -124,7 +125,10 @@ public final class CcFigures {
         plot("lab-loss-sweep.png", lossPlot(loss));
 
         if (fatTree) {
-            List<LabRunner.Outcome> tree = runLab("hpcc-fat-tree.json");
+            List<LabRunner.Outcome> tree = new ArrayList<>(runLab("hpcc-fat-tree.json"));
+            for (LabRunner.Outcome o : runLab("hpcc-fat-tree-pfc.json")) {
+                tree.add(new LabRunner.Outcome(o.label() + " pfc=on", o.dir(), o.results(), o.wallSeconds()));
+            }
             sections.put("cc-fat-tree-table", fatTreeTable(tree));
             plot("lab-cc-fat-tree-p99.png", fatTreePlot(tree, 99));
             plot("lab-cc-fat-tree-p95.png", fatTreePlot(tree, 95));
@@ -227,10 +231,11 @@ public final class CcFigures {
                         case "load" -> percent(Double.parseDouble(v));
                         case "recovery" -> v.equals("gbn") ? "go-back-N" : v.equals("sr") ? "selective repeat" : v;
                         case "loss" -> "loss " + percent(Double.parseDouble(v));
+                        case "pfc" -> "on".equals(v) ? "+PFC" : "";
                         default -> kv;
                     });
         }
-        return String.join(" ", parts);
+        return String.join(" ", parts).replace(" +PFC", "+PFC").strip();
     }
 
     static String algorithm(String name) {
@@ -502,7 +507,9 @@ public final class CcFigures {
                 + table(header, rows)
                 + "\nQueue: the busiest switch port, sampled every "
                 + r0(outcomes).queues().intervalNs() / 1000
-                + " µs. Drops are buffer drops (no PFC in the fabric model).\n\n"
+                + " µs. Drops are buffer drops (with PFC: lossless packets dropped for lack of headroom)."
+                + " PFC: PAUSE frames sent by switches (refreshes included), time link directions spent paused,"
+                + " hosts' NICs paused and their paused time, packets that waited in a paused port (– : no PFC).\n\n"
                 + variantTable(
                         outcomes,
                         List.of(
@@ -520,7 +527,26 @@ public final class CcFigures {
                                 Column.of(
                                         "link transmissions",
                                         r -> Long.toString(r.counters().linkTransmissions())),
-                                LAST_FLOW_DONE));
+                                LAST_FLOW_DONE,
+                                Column.of(
+                                        "PAUSE frames",
+                                        r -> r.pfc() == null
+                                                ? "–"
+                                                : Long.toString(r.pfc().pauseFramesSent())),
+                                Column.of(
+                                        "paused ms",
+                                        r -> r.pfc() == null ? "–" : fmt(r.pfc().pausedNs() / 1e6)),
+                                Column.of(
+                                        "NICs paused / ms",
+                                        r -> r.pfc() == null
+                                                ? "–"
+                                                : r.pfc().hostNicsPaused() + " / "
+                                                        + fmt(r.pfc().hostNicPausedNs() / 1e6)),
+                                Column.of(
+                                        "held behind pauses",
+                                        r -> r.pfc() == null
+                                                ? "–"
+                                                : Long.toString(r.pfc().pauseDelayedPackets()))));
     }
 
     private static LabResults r0(List<LabRunner.Outcome> outcomes) {

@@ -102,6 +102,18 @@ public final class LabRunner {
                 c.cnpsSent(),
                 c.ecnMarks(),
                 c.bufferDrops() + c.injectedLosses()));
+        if (r.pfc() != null) {
+            LabResults.Pfc p = r.pfc();
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "; PFC: %d PAUSE frames, %d link directions paused (%d hosts' NICs), %.3f ms paused in all, %d packets held behind pauses, %d lossless drops",
+                    p.pauseFramesSent(),
+                    p.linksPaused(),
+                    p.hostNicsPaused(),
+                    p.pausedNs() / 1e6,
+                    p.pauseDelayedPackets(),
+                    p.losslessDrops()));
+        }
         if (r.notes() != null) {
             for (String n : r.notes()) {
                 sb.append(System.lineSeparator()).append("  note: ").append(n);
@@ -196,6 +208,23 @@ public final class LabRunner {
                 }
             }
             html.counters(r.counters());
+            if (r.pfc() != null) {
+                LabResults.Pfc p = r.pfc();
+                html.paragraph(String.format(
+                        Locale.ROOT,
+                        "Priority flow control: %d PAUSE frames and %d resumes sent, %d link directions paused"
+                                + " (%d hosts' NICs, %.3f ms), %.3f ms paused in all, %d packets held behind"
+                                + " pauses, largest ingress charge %d bytes, %d lossless drops (pfc.csv: per link).",
+                        p.pauseFramesSent(),
+                        p.resumeFramesSent(),
+                        p.linksPaused(),
+                        p.hostNicsPaused(),
+                        p.hostNicPausedNs() / 1e6,
+                        p.pausedNs() / 1e6,
+                        p.pauseDelayedPackets(),
+                        p.maxIngressBytes(),
+                        p.losslessDrops()));
+            }
             List<String> unfinished = unfinished(r, 50);
             if (!unfinished.isEmpty()) {
                 html.paragraph("Unfinished flows ("

@@ -14,7 +14,7 @@ import org.vrdma.harness.lab.LabResults;
  * ./vrdma lab run results.json} replays it), {@code lab.json} (the lab with its seed, which
  * replays it too), and CSV files for spreadsheets and scripts: {@code
  * flows.csv}, {@code fct.csv} (slowdown percentiles by size), {@code throughput.csv}, {@code
- * queues.csv}.
+ * queues.csv}, and with priority flow control {@code pfc.csv} (per link direction that paused).
  */
 public final class ResultsWriter {
     private ResultsWriter() {}
@@ -86,9 +86,37 @@ public final class ResultsWriter {
             Files.writeString(dir.resolve("fct.csv"), fct);
             Files.writeString(dir.resolve("throughput.csv"), series(r.throughput()));
             Files.writeString(dir.resolve("queues.csv"), series(r.queues()));
+            if (r.pfc() != null) {
+                Files.writeString(dir.resolve("pfc.csv"), pfc(r.pfc()));
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write results to " + dir, e);
         }
+    }
+
+    /** Per link direction under PFC: the sender's pauses and the receiving switch's ingress accounting. */
+    private static String pfc(LabResults.Pfc p) {
+        StringBuilder sb = new StringBuilder(
+                "link,pauses_received,paused_ns,pause_delayed_packets,xoff_sent,xon_sent,max_ingress_bytes,headroom_drops\n");
+        for (LabResults.PfcLink l : p.links()) {
+            sb.append(l.link())
+                    .append(',')
+                    .append(l.pausesReceived())
+                    .append(',')
+                    .append(l.pausedNs())
+                    .append(',')
+                    .append(l.pauseDelayedPackets())
+                    .append(',')
+                    .append(l.xoffSent())
+                    .append(',')
+                    .append(l.xonSent())
+                    .append(',')
+                    .append(l.maxIngressBytes())
+                    .append(',')
+                    .append(l.headroomDrops())
+                    .append('\n');
+        }
+        return sb.toString();
     }
 
     private static String series(LabResults.TimeSeries ts) {

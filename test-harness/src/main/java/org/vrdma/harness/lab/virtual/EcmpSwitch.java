@@ -15,6 +15,10 @@ import org.vrdma.vswitch.pipeline.InnerFrame;
  * the switch, so a flow keeps its path and flows spread over paths. Ports are {@link FabricPort}s:
  * rate, buffer, RED/ECN, INT stamping, faults. A frame's headers are read once, at the first
  * switch, into its {@link FrameTag}; later switches route by the tag. Allocation-free per frame.
+ *
+ * <p>With priority flow control ({@link #enablePfc}) frames come in through {@link #ingress(int)},
+ * the sink of one ingress port, and are charged to that port's buffer accounting ({@link
+ * PfcIngress}) until they leave.
  */
 final class EcmpSwitch implements TaggedSink {
     private final String name;
@@ -37,6 +41,8 @@ final class EcmpSwitch implements TaggedSink {
 
     private long noRouteDrops;
     private long malformedDrops;
+    /** Priority flow control, or null. */
+    private PfcIngress pfc;
 
     EcmpSwitch(String name, TimerService timers, SeededRandoms randoms, int hostBaseIpv4, int hosts, int salt) {
         if (hosts >= FrameTag.MAX_HOSTS) {
@@ -60,8 +66,19 @@ final class EcmpSwitch implements TaggedSink {
      */
     int addPort(EgressConfig config, long propagationNs) {
         int n = ports.size();
-        ports.add(new FabricPort(name + ":p" + n, timers, config, randoms, propagationNs));
+        ports.add(new FabricPort(name + ":p" + n, timers, config, randoms, propagationNs, pfc != null));
         portArray = ports.toArray(new FabricPort[0]);
+        return n;
+    }
+
+    /**
+     * Adds a port (PFC on) whose ingress side has {@code headroomBytes} of headroom and, with
+     * dynamic thresholds, {@code alphaScale} times the lab's alpha.
+     */
+    int addPort(EgressConfig config, long propagationNs, long headroomBytes, double alphaScale) {
+        int n = addPort(config, propagationNs);
+        pfc.addPort(n, headroomBytes, alphaScale);
+        ports.get(n).chargeTo(pfc);
         return n;
     }
 
@@ -97,35 +114,77 @@ final class EcmpSwitch implements TaggedSink {
         return ports;
     }
 
+    /** Turns priority flow control on; before the first port is added. */
+    void enablePfc(PfcIngress ingress) {
+        if (!ports.isEmpty()) {
+            throw new IllegalStateException("PFC before ports");
+        }
+        this.pfc = ingress;
+    }
+
+    PfcIngress pfc() {
+        return pfc;
+    }
+
+    /** Where frames arriving on port {@code in}'s link enter the switch (PFC: charged to that port). */
+    TaggedSink ingress(int in) {
+        if (pfc == null) {
+            return this;
+        }
+        return (frame, tag, nowNs) -> onFrameFrom(frame, tag, in, nowNs);
+    }
+
     @Override
     public void onFrame(ByteBuf frame, long tag, long nowNs) {
         if (tag == FrameTag.UNTAGGED) {
             tag = FrameTag.read(frame, hostBaseIpv4, peek);
         }
-        if (tag == FrameTag.MALFORMED) {
-            malformedDrops++;
+        int port = egressPort(tag);
+        if (port < 0) {
             frame.release();
             return;
+        }
+        portArray[port].offer(frame, tag);
+    }
+
+    /** A frame from ingress port {@code in} (PFC): routed, charged to the port, queued. */
+    private void onFrameFrom(ByteBuf frame, long tag, int in, long nowNs) {
+        if (tag == FrameTag.UNTAGGED) {
+            tag = FrameTag.read(frame, hostBaseIpv4, peek);
+        }
+        int port = egressPort(tag);
+        if (port < 0) {
+            frame.release();
+            return;
+        }
+        if (!pfc.onArrival(in, FrameTag.bytes(tag), nowNs)) {
+            frame.release(); // headroom overflow, counted by the accounting
+            return;
+        }
+        portArray[port].offerCharged(frame, tag, in);
+    }
+
+    /** The port a tagged frame leaves by, or -1 (malformed or no route: counted, the caller releases it). */
+    private int egressPort(long tag) {
+        if (tag == FrameTag.MALFORMED) {
+            malformedDrops++;
+            return -1;
         }
         int host = FrameTag.host(tag);
         int route = host < routes.length ? routes[host] : 0;
         int count = route & 0xFF;
         if (count == 0) {
             noRouteDrops++;
-            frame.release();
-            return;
+            return -1;
         }
-        int port;
         if (count == 1) {
-            port = routePorts[route >>> 8];
-        } else {
-            int h = (FrameTag.sourcePort(tag) * 0x9E3779B1) ^ salt;
-            h ^= h >>> 15;
-            h *= 0x85EBCA6B;
-            h ^= h >>> 13;
-            port = routePorts[(route >>> 8) + (h & 0x7FFFFFFF) % count];
+            return routePorts[route >>> 8];
         }
-        portArray[port].offer(frame, tag);
+        int h = (FrameTag.sourcePort(tag) * 0x9E3779B1) ^ salt;
+        h ^= h >>> 15;
+        h *= 0x85EBCA6B;
+        h ^= h >>> 13;
+        return routePorts[(route >>> 8) + (h & 0x7FFFFFFF) % count];
     }
 
     long noRouteDrops() {
@@ -137,6 +196,9 @@ final class EcmpSwitch implements TaggedSink {
     }
 
     void close() {
+        if (pfc != null) {
+            pfc.close();
+        }
         for (FabricPort p : ports) {
             p.close();
         }

@@ -32,6 +32,12 @@ import org.vrdma.wire.Ipv4UdpHeaders;
  * a departure event of their own, as in {@code EgressPort}, and cross a {@link Wire}; those a fault
  * delays wait in a {@link DelayLine} first (equal delays keep their order). Allocates nothing per
  * packet once its rings have grown.
+ *
+ * <p>With priority flow control ({@link PfcIngress}) a port keeps the departure event too, so the
+ * switch's ingress accounting sees each packet leave when its serialisation ends, and it honours
+ * PAUSE frames from the link's far end ({@link #onPause}): the packet being serialised finishes,
+ * the next starts when the pause ends (a resume, or its quanta run out). A switch port records, per
+ * queued packet, the ingress port it is charged to ({@link #offerCharged}).
  */
 final class FabricPort implements TimerHandler {
     private final String name;
@@ -47,6 +53,8 @@ final class FabricPort implements TimerHandler {
     private final DelayLine delayed;
 
     private final Wire wire;
+    /** No fault configured: departures skip the fault draw (PFC ports have departure events without faults). */
+    private final boolean faultFree;
 
     // Direct mode: departed packets on the link, in departure order.
     private ByteBuf[] flight = new ByteBuf[16];
@@ -61,18 +69,55 @@ final class FabricPort implements TimerHandler {
     private long ecnMarked;
     private long malformedDrops;
 
+    /** PFC state, or null: kept apart so a port without PFC keeps its hot fields in fewer cache lines. */
+    private final Pfc pfc;
+
+    /** A port's priority flow control: what its queued packets are charged to, and pauses from the far end. */
+    private static final class Pfc {
+        /** The switch accounting for the packets queued here (null: a host's NIC), each packet's ingress port. */
+        PfcIngress charged;
+
+        int[] ingressRing = new int[0];
+        int ingressHead;
+        int ingressCount;
+        boolean paused;
+        long pausedSinceNs;
+        long pausedUntilNs;
+        long pauseTimer = TimerService.NO_TIMER;
+        long pausesReceived;
+        long resumesReceived;
+        long pausedNs;
+        long pauseDelayedPackets;
+    }
+
     /**
      * @param propagationNs the link's propagation delay; packets reach the far end ({@link
      *     #connect}) that long after they leave the queue
      */
     FabricPort(String name, TimerService timers, EgressConfig config, SeededRandoms randoms, long propagationNs) {
+        this(name, timers, config, randoms, propagationNs, false);
+    }
+
+    /**
+     * @param pfc whether the port takes part in priority flow control: it then keeps a departure
+     *     event per packet, so departures are accounted when they happen
+     */
+    FabricPort(
+            String name,
+            TimerService timers,
+            EgressConfig config,
+            SeededRandoms randoms,
+            long propagationNs,
+            boolean pfc) {
         this.name = name;
         this.timers = timers;
         this.propagationNs = propagationNs;
         this.intStamping = config.intStamping();
         this.rateBps = config.rateBps();
         this.queue = new EgressQueue(name, config, randoms, timers.nowNs());
-        this.direct = config.dataFaults().isNone() && config.controlFaults().isNone();
+        this.faultFree = config.dataFaults().isNone() && config.controlFaults().isNone();
+        this.direct = faultFree && !pfc;
+        this.pfc = pfc ? new Pfc() : null;
         if (direct) {
             this.wire = null;
             this.delayed = null;
@@ -137,6 +182,9 @@ final class FabricPort implements TimerHandler {
     @Override
     public void onTimer(long nowNs, long timerId) {
         if (timerId != armedTimer) {
+            if (pfc != null && timerId == pfc.pauseTimer) {
+                onPauseExpiry(nowNs);
+            }
             return;
         }
         armedTimer = TimerService.NO_TIMER;
@@ -148,14 +196,157 @@ final class FabricPort implements TimerHandler {
             ByteBuf packet = queue.headPacket();
             long tag = queue.headTag();
             long left = queue.removeHead(FrameTag.bytes(tag));
+            if (pfc != null && pfc.charged != null) {
+                pfc.charged.onDeparture(popIngress(), FrameTag.bytes(tag), nowNs);
+            }
             depart(packet, tag, nowNs, left);
             if (queue.queuedPackets() > 0) {
                 queue.startNextHead(FrameTag.bytes(queue.headTag()));
             }
         }
-        if (queue.queuedPackets() > 0) {
+        if (queue.queuedPackets() > 0 && !queue.headHeld()) {
             armedTimer = timers.scheduleAt(queue.headDeadlineNs(), this);
         }
+    }
+
+    // ---------------------------------------------------------------- priority flow control
+
+    /** Charges this switch port's queued packets to {@code ingress}'s ports; set once, before traffic. */
+    void chargeTo(PfcIngress ingress) {
+        pfc.charged = ingress;
+        pfc.ingressRing = new int[64];
+    }
+
+    /**
+     * Queues a packet that the switch has charged to its ingress port {@code in} (PFC); the port
+     * owns it from here on and releases the charge when it leaves.
+     */
+    void offerCharged(ByteBuf packet, long tag, int in) {
+        long nowNs = timers.nowNs();
+        int bytes = FrameTag.bytes(tag);
+        int verdict = queue.onArrival(bytes, FrameTag.ecnCapable(tag));
+        if (verdict == EgressAdmission.DROP) {
+            pfc.charged.onDeparture(in, bytes, nowNs);
+            packet.release();
+            return;
+        }
+        if (verdict == EgressAdmission.ENQUEUE_CE && FrameTag.ecn(tag) != Ipv4UdpHeaders.CE) {
+            InnerFrame.markCe(packet, packet.readerIndex() + FrameTag.ipOffset(tag), FrameTag.ipHeaderBytes(tag));
+            tag = FrameTag.withCe(tag);
+            ecnMarked++;
+        }
+        if (queue.cutsThrough()) {
+            pfc.charged.onDeparture(in, bytes, nowNs);
+            depart(packet, tag, nowNs, 0);
+            return;
+        }
+        Pfc f = pfc;
+        if (f.ingressCount == f.ingressRing.length) {
+            growIngress();
+        }
+        f.ingressRing[(f.ingressHead + f.ingressCount) & (f.ingressRing.length - 1)] = in;
+        f.ingressCount++;
+        long deadlineNs = queue.enqueue(packet, tag, bytes, nowNs);
+        if (deadlineNs != EgressQueue.NO_DEADLINE) {
+            armedTimer = timers.scheduleAt(deadlineNs, this);
+        }
+    }
+
+    private int popIngress() {
+        Pfc f = pfc;
+        int in = f.ingressRing[f.ingressHead];
+        f.ingressHead = (f.ingressHead + 1) & (f.ingressRing.length - 1);
+        f.ingressCount--;
+        return in;
+    }
+
+    private void growIngress() {
+        Pfc f = pfc;
+        int n = f.ingressRing.length;
+        int[] r = new int[n * 2];
+        for (int i = 0; i < f.ingressCount; i++) {
+            r[i] = f.ingressRing[(f.ingressHead + i) & (n - 1)];
+        }
+        f.ingressRing = r;
+        f.ingressHead = 0;
+    }
+
+    /** How long a PAUSE of {@code quanta} (512 bit times each at this link's rate) stops the port. */
+    long pauseNs(int quanta) {
+        return rateBps == 0 ? 0 : (quanta * 512L * 1_000_000_000L + rateBps - 1) / rateBps;
+    }
+
+    /**
+     * A PAUSE frame from the link's far end arrived: {@code quanta > 0} stops the port (after the
+     * packet being serialised) for that long from now, replacing any pause in force; 0 resumes it.
+     */
+    void onPause(int quanta, long nowNs) {
+        if (quanta == 0) {
+            pfc.resumesReceived++;
+            resume(nowNs);
+            return;
+        }
+        pfc.pausesReceived++;
+        pfc.pausedUntilNs = nowNs + pauseNs(quanta);
+        if (!pfc.paused) {
+            pfc.paused = true;
+            pfc.pausedSinceNs = nowNs;
+            queue.pause();
+        }
+        if (pfc.pauseTimer == TimerService.NO_TIMER) {
+            pfc.pauseTimer = timers.scheduleAt(pfc.pausedUntilNs, this);
+        }
+    }
+
+    private void onPauseExpiry(long nowNs) {
+        pfc.pauseTimer = TimerService.NO_TIMER;
+        if (!pfc.paused) {
+            return;
+        }
+        if (nowNs >= pfc.pausedUntilNs) {
+            resume(nowNs);
+        } else {
+            pfc.pauseTimer = timers.scheduleAt(pfc.pausedUntilNs, this); // refreshed meanwhile
+        }
+    }
+
+    private void resume(long nowNs) {
+        if (!pfc.paused) {
+            return;
+        }
+        pfc.paused = false;
+        pfc.pausedNs += nowNs - pfc.pausedSinceNs;
+        // Every packet still queued waited behind the pause, whatever its destination.
+        pfc.pauseDelayedPackets += queue.queuedPackets();
+        timers.cancel(pfc.pauseTimer);
+        pfc.pauseTimer = TimerService.NO_TIMER;
+        if (queue.resume()) {
+            armedTimer = timers.scheduleAt(queue.startHeadAt(FrameTag.bytes(queue.headTag()), nowNs), this);
+        }
+    }
+
+    boolean paused() {
+        return pfc.paused;
+    }
+
+    /** PAUSE frames with quanta received (refreshes included). */
+    long pausesReceived() {
+        return pfc.pausesReceived;
+    }
+
+    /** Resumes (PAUSE frames of zero quanta) received. */
+    long resumesReceived() {
+        return pfc.resumesReceived;
+    }
+
+    /** Time paused so far, a pause still in force counted up to {@code nowNs}. */
+    long pausedNs(long nowNs) {
+        return pfc.pausedNs + (pfc.paused ? nowNs - pfc.pausedSinceNs : 0);
+    }
+
+    /** Packets that were queued here when a pause ended: each waited behind it. */
+    long pauseDelayedPackets() {
+        return pfc.pauseDelayedPackets + (pfc.paused ? queue.queuedPackets() : 0);
     }
 
     // ---------------------------------------------------------------- direct mode (no faults)
@@ -254,6 +445,11 @@ final class FabricPort implements TimerHandler {
             stampInt(packet, queueBytesLeft, txBytes, nowNs);
         }
         boolean control = FrameTag.control(tag);
+        if (faultFree) {
+            queue.onFaultFreeDeparture(control);
+            wire.onFrame(packet, tag, nowNs);
+            return;
+        }
         int verdict = queue.judge(control);
         if (verdict == FaultInjector.DROP) {
             packet.release();
@@ -288,6 +484,10 @@ final class FabricPort implements TimerHandler {
     void close() {
         timers.cancel(armedTimer);
         armedTimer = TimerService.NO_TIMER;
+        if (pfc != null) {
+            timers.cancel(pfc.pauseTimer);
+            pfc.pauseTimer = TimerService.NO_TIMER;
+        }
         queue.releaseAll();
         while (flightCount > 0) {
             flight[flightHead].release();

@@ -14,6 +14,7 @@ import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
 import org.vrdma.harness.lab.LinkSpec;
+import org.vrdma.harness.lab.PfcSpec;
 import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
@@ -53,6 +54,12 @@ final class VirtualLab implements LabRun {
      * or faults; the host link is a {@link FabricPort} behind it.
      */
     static final EgressConfig UNSHAPED_UPLINK = EgressConfig.of(0, 1L << 40).withIntStamping(false);
+    /**
+     * Egress buffer of ports under PFC: the lossless class is admitted by ingress accounting
+     * (XOFF, headroom), not tail-dropped at egress.
+     */
+    static final long LOSSLESS_EGRESS_BUFFER_BYTES = 1L << 50;
+
     /** Inner headers of a RoCEv2 packet: Ethernet, IPv4, UDP, BTH, ICRC. */
     static final int INNER_HEADERS_BYTES = 14 + 20 + 8 + 12 + 4;
 
@@ -65,6 +72,11 @@ final class VirtualLab implements LabRun {
     private final List<FabricPort> hostPorts = new ArrayList<>();
     private final List<FabricPort> fabricPorts = new ArrayList<>();
     private final List<String> fabricPortNames = new ArrayList<>();
+    /** Priority flow control, or null. */
+    private final PfcSpec pfc;
+    /** PFC: every link direction into a switch, its sender and the switch's accounting of it. */
+    private final List<PfcLinkView> pfcLinks = new ArrayList<>();
+
     private final List<List<VirtualEni>> enis = new ArrayList<>();
     private final List<HostHandle> hostHandles = new ArrayList<>();
     private final FlowEngine engine;
@@ -83,6 +95,7 @@ final class VirtualLab implements LabRun {
         this.allocator = new FramePool(lab.transport().mtuBytes() + 1024, new PooledByteBufAllocator(true));
         int hosts = network.hosts().size();
         this.vswitches = new VSwitch[hosts];
+        this.pfc = lab.pfc() != null && lab.pfc().on() ? lab.pfc() : null;
         boolean intNeeded = usesHpcc();
         try {
             build(intNeeded);
@@ -206,9 +219,12 @@ final class VirtualLab implements LabRun {
             FabricPort uplink = new FabricPort(
                     cfg.name() + ":uplink",
                     scheduler,
-                    stampHostUplinks ? egress(l.spec()) : egress(l.spec()).withIntStamping(false),
+                    stampHostUplinks
+                            ? portConfig(l.spec())
+                            : portConfig(l.spec()).withIntStamping(false),
                     new SeededRandoms(cfg.seed()),
-                    l.spec().delayNs());
+                    l.spec().delayNs(),
+                    pfc != null);
             hostPorts.add(uplink);
             InnerFrame peek = new InnerFrame();
             vswitches[h] = new VSwitch(
@@ -219,7 +235,10 @@ final class VirtualLab implements LabRun {
                             scheduler,
                             (frame, nowNs) -> uplink.offer(frame, FrameTag.read(frame, HOST_BASE_IPV4, peek))));
         }
-        // Switches and their ports, one per link.
+        // Switches and their ports, one per link. Under dynamic PFC thresholds a port faster than
+        // the hosts' links takes a proportionally larger share of the free buffer (alpha doubles
+        // with the rate, as in the HPCC paper's simulator).
+        long hostRateBps = TopologyGenerator.hostLink(lab.topology()).rateBps();
         EcmpSwitch[] byNode = new EcmpSwitch[nodes.size()];
         int[][] portOfLink = new int[links.size()][2];
         for (LabNetwork.Node n : nodes) {
@@ -228,12 +247,21 @@ final class VirtualLab implements LabRun {
             }
             EcmpSwitch s = new EcmpSwitch(
                     n.name(), scheduler, scheduler.randoms(), HOST_BASE_IPV4, hosts, n.id() * 0x61C88647);
+            if (pfc != null) {
+                s.enablePfc(new PfcIngress(scheduler, pfc));
+            }
             byNode[n.id()] = s;
             switches.add(s);
             for (int li : adj.get(n.id())) {
                 LabNetwork.Link l = links.get(li);
                 int dir = l.a() == n.id() ? 0 : 1;
-                int port = s.addPort(egress(l.spec()), l.spec().delayNs());
+                int port = pfc == null
+                        ? s.addPort(egress(l.spec()), l.spec().delayNs())
+                        : s.addPort(
+                                portConfig(l.spec()),
+                                l.spec().delayNs(),
+                                headroomBytes(l.spec()),
+                                (double) l.spec().rateBps() / hostRateBps);
                 portOfLink[li][dir] = port;
                 fabricPorts.add(s.ports().get(port));
                 int peer = dir == 0 ? l.b() : l.a();
@@ -242,15 +270,18 @@ final class VirtualLab implements LabRun {
         }
         // Far ends of every link direction: host uplinks' wires and switch ports.
         for (int h = 0; h < hosts; h++) {
-            LabNetwork.Link l = links.get(adj.get(h).getFirst());
-            hostPorts.get(h).connect(sinkOf(l.a() == h ? l.b() : l.a(), byNode));
+            int li = adj.get(h).getFirst();
+            LabNetwork.Link l = links.get(li);
+            int far = l.a() == h ? l.b() : l.a();
+            hostPorts.get(h).connect(farEnd(hostPorts.get(h), h, li, far, byNode, portOfLink));
         }
         for (EcmpSwitch s : switches) {
             int node = nodeOf(s, byNode);
             for (int li : adj.get(node)) {
                 LabNetwork.Link l = links.get(li);
                 int dir = l.a() == node ? 0 : 1;
-                s.ports().get(portOfLink[li][dir]).connect(sinkOf(dir == 0 ? l.b() : l.a(), byNode));
+                FabricPort port = s.ports().get(portOfLink[li][dir]);
+                port.connect(farEnd(port, node, li, dir == 0 ? l.b() : l.a(), byNode, portOfLink));
             }
         }
         // ECMP routes: from each switch towards each host, every port on a shortest path.
@@ -289,6 +320,46 @@ final class VirtualLab implements LabRun {
             return (frame, tag, nowNs) -> vs.onUnderlayFrame(frame);
         }
         return byNode[node];
+    }
+
+    /**
+     * Where packets that {@code sender} (on node {@code from}) puts on link {@code li} arrive: with
+     * PFC, the receiving switch's ingress port on that link, which pauses {@code sender}.
+     */
+    private TaggedSink farEnd(FabricPort sender, int from, int li, int to, EcmpSwitch[] byNode, int[][] portOfLink) {
+        if (pfc == null || to < vswitches.length) {
+            return sinkOf(to, byNode);
+        }
+        LabNetwork.Link l = network.links().get(li);
+        int in = portOfLink[li][l.a() == to ? 0 : 1];
+        EcmpSwitch s = byNode[to];
+        s.pfc().connect(in, sender, l.spec().delayNs());
+        List<LabNetwork.Node> nodes = network.nodes();
+        pfcLinks.add(new PfcLinkView(
+                nodes.get(from).name() + "->" + nodes.get(to).name(), sender, s.pfc(), in, from < vswitches.length));
+        return s.ingress(in);
+    }
+
+    /** A link direction into a switch under PFC: the sending port and the switch's ingress accounting. */
+    private record PfcLinkView(String link, FabricPort sender, PfcIngress ingress, int in, boolean hostNic) {}
+
+    /** A port's egress config; under PFC the lossless class is not tail-dropped at egress. */
+    private EgressConfig portConfig(LinkSpec l) {
+        EgressConfig c = egress(l);
+        return pfc == null ? c : c.withBufferBytes(LOSSLESS_EGRESS_BUFFER_BYTES);
+    }
+
+    /**
+     * PFC headroom of an ingress port: the configured one, or what arrives after the port crosses
+     * XOFF: the link's round trip at its rate (the PAUSE's way there, the last bits' way back) and
+     * three of the largest frames (the one crossing, the one the sender is serialising, one spare).
+     */
+    private long headroomBytes(LinkSpec l) {
+        if (pfc.headroomBytes() != null) {
+            return pfc.headroomBytes();
+        }
+        long maxFrameBytes = lab.transport().mtuBytes() + 512L;
+        return (long) Math.ceil(2.0 * l.delayNs() * l.rateBps() / 8e9) + 3 * maxFrameBytes;
     }
 
     private void attachEnis() {
@@ -553,7 +624,54 @@ final class VirtualLab implements LabRun {
                 engine.perftestResults(),
                 counters(),
                 sampler.throughput(),
-                sampler.queues());
+                sampler.queues(),
+                null,
+                pfc == null ? null : pfcResults(endNs));
+    }
+
+    /** PFC counters per link direction into a switch, and their totals. */
+    LabResults.Pfc pfcResults(long nowNs) {
+        long xoff = 0;
+        long xon = 0;
+        long paused = 0;
+        long hostPaused = 0;
+        int linksPaused = 0;
+        int nicsPaused = 0;
+        long delayed = 0;
+        long maxIngress = 0;
+        long drops = 0;
+        List<LabResults.PfcLink> list = new ArrayList<>();
+        for (PfcLinkView v : pfcLinks) {
+            FabricPort p = v.sender();
+            long pausedNs = p.pausedNs(nowNs);
+            long sent = v.ingress().xoffSent(v.in());
+            xoff += sent;
+            xon += v.ingress().xonSent(v.in());
+            paused += pausedNs;
+            delayed += p.pauseDelayedPackets();
+            maxIngress = Math.max(maxIngress, v.ingress().maxBytes(v.in()));
+            drops += v.ingress().headroomDrops(v.in());
+            if (p.pausesReceived() > 0) {
+                linksPaused++;
+                if (v.hostNic()) {
+                    nicsPaused++;
+                    hostPaused += pausedNs;
+                }
+            }
+            if (p.pausesReceived() > 0 || sent > 0 || v.ingress().headroomDrops(v.in()) > 0) {
+                list.add(new LabResults.PfcLink(
+                        v.link(),
+                        p.pausesReceived(),
+                        pausedNs,
+                        p.pauseDelayedPackets(),
+                        sent,
+                        v.ingress().xonSent(v.in()),
+                        v.ingress().maxBytes(v.in()),
+                        v.ingress().headroomDrops(v.in())));
+            }
+        }
+        return new LabResults.Pfc(
+                xoff, xon, paused, hostPaused, linksPaused, nicsPaused, delayed, maxIngress, drops, list);
     }
 
     private LabResults.Counters counters() {
@@ -575,6 +693,9 @@ final class VirtualLab implements LabRun {
             ecn += p.ecnMarked();
             drops += p.bufferDrops();
             lost += p.dataLost() + p.controlLost();
+        }
+        for (PfcLinkView v : pfcLinks) {
+            drops += v.ingress().headroomDrops(v.in()); // the lossless class, dropped at ingress
         }
         return new LabResults.Counters(
                 engine.flowsStarted(),

@@ -139,6 +139,13 @@ class CcFiguresTest {
                         + " \"transport\": {\"payload\": \"length\"},"
                         + " \"workloads\": [{\"type\": \"poisson\", \"cdf\": \"websearch\", \"load\": 0.3}],"
                         + " \"sweep\": {\"cc\": [{\"algorithm\": \"dcqcn\"}, {\"algorithm\": \"hpcc\"}]}}");
+        Files.writeString(
+                root.resolve("test-harness/labs/hpcc-fat-tree-pfc.json"),
+                Files.readString(root.resolve("test-harness/labs/hpcc-fat-tree.json"))
+                        .replace("\"hpcc-fat-tree\"", "\"hpcc-fat-tree-pfc\"")
+                        .replace(
+                                "\"workloads\"",
+                                "\"pfc\": {\"enabled\": true, \"xoffBytes\": 20000, \"xonBytes\": 10000}, \"workloads\""));
         CcFigures figures = new CcFigures(
                         root,
                         root.resolve("out"),
@@ -153,13 +160,15 @@ class CcFiguresTest {
         String table = sections.get("cc-fat-tree-table");
         assertThat(table)
                 .contains("`./vrdma lab figures --fat-tree`", "seed 2", "| all |", "DCQCN p95", "HPCC p99")
-                .contains("| DCQCN |", "| HPCC |", "ECN marks", "link transmissions");
+                .contains("| DCQCN |", "| HPCC |", "ECN marks", "link transmissions")
+                .contains("| DCQCN+PFC |", "| HPCC+PFC |", "DCQCN+PFC p99", "PAUSE frames", "| – |");
         for (String png : List.of("lab-cc-fat-tree-p99.png", "lab-cc-fat-tree-p95.png")) {
             assertThat(Files.readAllBytes(root.resolve("docs/img").resolve(png)))
                     .as(png)
                     .startsWith(0x89, 'P', 'N', 'G');
         }
         assertThat(root.resolve("out/hpcc-fat-tree/cc=hpcc/results.json")).isNotEmptyFile();
+        assertThat(root.resolve("out/hpcc-fat-tree-pfc/cc=hpcc/pfc.csv")).isNotEmptyFile();
         figures.updateReadmes(sections);
         assertThat(Files.readString(root.resolve("README.md")))
                 .contains(table)
