@@ -1,5 +1,6 @@
 package org.vrdma.harness.perf;
 
+import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 
 /** Transport settings for the vNIC over real sockets, where the path is the kernel and two event loops. */
@@ -29,7 +30,24 @@ public final class RealTimeProfile {
      */
     public static final long WINDOW_BYTES = 16L * ACK_COALESCE_PACKETS * 4096;
 
+    /**
+     * {@code -Dvrdma.icrc.verifyReceived=false}: received frames are not checked against their ICRC
+     * (still written on every frame sent), for underlays whose UDP checksum the kernel or the NIC
+     * verifies before the socket sees the datagram. On by default, as on RoCE NICs.
+     */
+    public static final String VERIFY_RECEIVED_ICRC_PROPERTY = "vrdma.icrc.verifyReceived";
+
     private RealTimeProfile() {}
+
+    /** Whether {@link #codec()} checks the ICRC of received frames. */
+    public static boolean verifiesReceivedIcrc() {
+        return !"false".equals(System.getProperty(VERIFY_RECEIVED_ICRC_PROPERTY));
+    }
+
+    /** A vNIC codec for a real-time host (one per device). */
+    public static RocePacketCodec codec() {
+        return verifiesReceivedIcrc() ? new RocePacketCodec() : RocePacketCodec.withoutReceiveIcrcCheck();
+    }
 
     public static TransportConfig transport() {
         return TransportConfig.defaults()
