@@ -29,6 +29,8 @@ public final class RoceCodec {
     private final Icrc icrc = new Icrc();
     /** False: the ICRC field is left unwritten on encode and not checked on decode. */
     private final boolean icrcChecked;
+    /** False: the ICRC is written on encode but not checked on decode (see the constructor). */
+    private final boolean icrcVerified;
 
     public RoceCodec() {
         this(true);
@@ -40,7 +42,25 @@ public final class RoceCodec {
      *     computed nor checked, and encode never touches the frame past its headers
      */
     public RoceCodec(boolean icrcChecked) {
+        this(icrcChecked, icrcChecked);
+    }
+
+    /**
+     * @param icrcChecked as {@link #RoceCodec(boolean)}
+     * @param icrcVerified false to write the ICRC on encode but not check it on decode: for a
+     *     receiver behind an underlay that already checksums every byte of the frame (the outer UDP
+     *     checksum of a Geneve datagram, checked by the receiving kernel or NIC before the datagram
+     *     reaches the socket), where the check is a second pass over each payload that can only
+     *     agree. Frames sent stay valid for any other receiver and for captures.
+     */
+    public RoceCodec(boolean icrcChecked, boolean icrcVerified) {
         this.icrcChecked = icrcChecked;
+        this.icrcVerified = icrcChecked && icrcVerified;
+    }
+
+    /** Whether decode checks the ICRC. */
+    public boolean icrcVerified() {
+        return icrcVerified;
     }
 
     /**
@@ -238,7 +258,7 @@ public final class RoceCodec {
         }
         int udpBytes = Ipv4UdpCodec.UDP_HEADER_BYTES + udpPayloadBytes;
         int icrcOffset = bth + udpPayloadBytes - Icrc.ICRC_BYTES;
-        if (icrcChecked
+        if (icrcVerified
                 && icrc.compute(frame, into.ipOffset, into.ipHeaderBytes, udpBytes) != frame.getIntLE(icrcOffset)) {
             return DecodeStatus.BAD_ICRC;
         }

@@ -136,7 +136,8 @@ final class BenchCommand implements Callable<Integer> {
         try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
-                    + onOff(lab.hostA().groActive());
+                    + onOff(lab.hostA().groActive()) + ", ICRC checked on receive "
+                    + onOff(RealTimeProfile.verifiesReceivedIcrc());
             out.println("vrdma bench: " + labLine);
             out.println("RC, MTU 4096, selective repeat, tx depth " + txDepth + ", window "
                     + transportConfig().effectiveWindowBytes() + " B");
@@ -225,6 +226,20 @@ final class BenchCommand implements Callable<Integer> {
                 "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE (%s), %.1f us per round"
                         + " trip%n",
                 cpuPerWriteUs, sizeBytes, cpuSplit, cpuPerRoundTripUs);
+        double tcpCpuUs = tcpBw.cpuUsPer(sizeBytes);
+        if (!Double.isNaN(tcpCpuUs)) {
+            // Each side gets about the same share of a busy machine's cores, so what an operation
+            // costs in CPU predicts the bandwidth ratio better than one run's rates do.
+            out.printf(
+                    "kernel TCP CPU (writer + reader threads, user+system): %.1f us per %d B (writer %.1f us, reader"
+                            + " %.1f us); TCP CPU / vRDMA CPU per %d B: %.2f%n",
+                    tcpCpuUs,
+                    sizeBytes,
+                    tcpBw.writerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
+                    tcpBw.readerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
+                    sizeBytes,
+                    ratio(tcpCpuUs, cpuPerWriteUs));
+        }
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
         out.printf(

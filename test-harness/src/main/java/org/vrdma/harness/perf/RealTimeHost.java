@@ -14,7 +14,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.vrdma.runtime.FaultConfig;
 import org.vrdma.runtime.FrameSink;
-import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Device;
@@ -108,7 +107,7 @@ public final class RealTimeHost implements AutoCloseable {
                         .attributes(DeviceAttributes.defaults())
                         .config(spec.transport())
                         .timers(new EventLoopTimerService(host.eventLoop()))
-                        .codec(new RocePacketCodec())
+                        .codec(RealTimeProfile.codec())
                         .allocator(PooledByteBufAllocator.DEFAULT)
                         .frameAllocator(host.underlay().frameAllocator())
                         .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))

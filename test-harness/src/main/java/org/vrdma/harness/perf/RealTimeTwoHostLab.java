@@ -11,7 +11,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.vrdma.runtime.FaultConfig;
-import org.vrdma.vnic.transport.RocePacketCodec;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Device;
@@ -92,7 +91,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
                     .attributes(DeviceAttributes.defaults())
                     .config(config)
                     .timers(new EventLoopTimerService(host.eventLoop()))
-                    .codec(new RocePacketCodec())
+                    .codec(RealTimeProfile.codec())
                     .allocator(PooledByteBufAllocator.DEFAULT)
                     .frameAllocator(host.underlay().frameAllocator())
                     .sink((frame, nowNs) -> host.vswitch().onEniFrame(ENI_ID, frame))

@@ -2,6 +2,8 @@ package org.vrdma.harness.perf;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -19,10 +21,23 @@ import org.HdrHistogram.Histogram;
  * latency, as {@code sockperf ping-pong} does.
  */
 public final class TcpBaseline {
-    /** Bytes the receiver counted over the time between the first write and the last byte read. */
-    public record Bandwidth(long bytes, long elapsedNs) {
+    /**
+     * Bytes the receiver counted over the time between the first write and the last byte read, and
+     * the CPU time (user + system) the writing and the reading thread spent meanwhile (-1 where the
+     * JVM does not measure thread CPU time). On loopback the kernel's receive path mostly runs in the
+     * writer's system call, so the two together are what the stream cost.
+     */
+    public record Bandwidth(long bytes, long elapsedNs, long writerCpuNs, long readerCpuNs) {
         public double gbps() {
             return elapsedNs <= 0 ? 0 : bytes * 8.0 / elapsedNs;
+        }
+
+        /** Both threads' CPU time per {@code unitBytes} streamed, in µs; NaN where not measured. */
+        public double cpuUsPer(int unitBytes) {
+            if (writerCpuNs < 0 || readerCpuNs < 0 || bytes <= 0) {
+                return Double.NaN;
+            }
+            return (writerCpuNs + readerCpuNs) / 1e3 * unitBytes / bytes;
         }
     }
 
@@ -36,9 +51,11 @@ public final class TcpBaseline {
         try (Pair pair = Pair.open()) {
             AtomicLong received = new AtomicLong();
             AtomicLong lastByteNs = new AtomicLong();
+            AtomicLong readerCpuNs = new AtomicLong(-1);
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread reader = Thread.ofPlatform().name("tcp-bw-reader").start(() -> {
                 ByteBuffer buf = ByteBuffer.allocateDirect(256 * 1024);
+                long cpu0 = threadCpuNs();
                 long total = 0;
                 try {
                     int n;
@@ -49,9 +66,12 @@ public final class TcpBaseline {
                     failure.set(e);
                 }
                 lastByteNs.set(System.nanoTime());
+                long cpu1 = threadCpuNs();
+                readerCpuNs.set(cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0);
                 received.set(total);
             });
             ByteBuffer chunk = ByteBuffer.allocateDirect(writeBytes);
+            long writerCpu0 = threadCpuNs();
             long start = System.nanoTime();
             long deadline = start + durationNs;
             while (System.nanoTime() - deadline < 0) {
@@ -60,12 +80,14 @@ public final class TcpBaseline {
                     pair.client.write(chunk);
                 }
             }
+            long writerCpu1 = threadCpuNs();
             pair.client.shutdownOutput();
             join(reader);
             if (failure.get() != null) {
                 throw new IllegalStateException("TCP reader failed", failure.get());
             }
-            return new Bandwidth(received.get(), lastByteNs.get() - start);
+            long writerCpuNs = writerCpu0 < 0 || writerCpu1 < 0 ? -1 : writerCpu1 - writerCpu0;
+            return new Bandwidth(received.get(), lastByteNs.get() - start, writerCpuNs, readerCpuNs.get());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -138,6 +160,12 @@ public final class TcpBaseline {
             }
         }
         return true;
+    }
+
+    /** The calling thread's CPU time (user + system), -1 where not supported. */
+    private static long threadCpuNs() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        return threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
     }
 
     private static void join(Thread t) {

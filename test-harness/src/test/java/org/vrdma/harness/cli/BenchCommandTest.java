@@ -23,7 +23,9 @@ class BenchCommandTest {
         assertThat(run("bench", "--duration", "0.05", "--size", "8192")).isZero();
         String text = out.toString();
         assertThat(text).contains("vrdma bench: real time: 2 hosts in this process");
-        assertThat(text).containsPattern("machine: \\d+ cores .*Netty (EPOLL|NIO), GSO (on|off), GRO (on|off)");
+        assertThat(text)
+                .containsPattern(
+                        "machine: \\d+ cores .*Netty (EPOLL|NIO), GSO (on|off), GRO (on|off), ICRC checked on receive on");
         assertThat(text).contains("workload", "vRDMA", "kernel TCP", "vRDMA/TCP");
         assertThat(text)
                 .containsPattern("bandwidth, 1 stream, 8192 B messages \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
@@ -41,6 +43,10 @@ class BenchCommandTest {
         assertThat(text)
                 .containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE \\(sender's loop [0-9.]+ us \\(busy \\d+% of the"
                         + " run\\), receiver's [0-9.]+ us \\(busy \\d+%\\)\\), [0-9.]+ us per round trip");
+        // Kernel TCP's CPU per message, next to the event loops' per WRITE.
+        assertThat(text)
+                .containsPattern("kernel TCP CPU \\(writer \\+ reader threads, user\\+system\\): [0-9.]+ us per 8192 B"
+                        + " \\(writer [0-9.]+ us, reader [0-9.]+ us\\); TCP CPU / vRDMA CPU per 8192 B: [0-9.]+");
         // Where the payload was sent from, and the sendmmsg calls that sent it.
         assertThat(text)
                 .containsPattern(
