@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,7 +17,8 @@ import org.HdrHistogram.Histogram;
  * The kernel TCP baseline on 127.0.0.1: a plain Java socket pair (blocking {@link SocketChannel}s
  * with direct buffers, so the JVM adds no copy of its own). A bulk stream of fixed-size writes
  * measures single-stream bandwidth; a ping-pong with {@code TCP_NODELAY} measures half round-trip
- * latency, as {@code sockperf ping-pong} does.
+ * latency, as {@code sockperf ping-pong} does. A UDP ping-pong of one datagram per hop, in the same
+ * shape, is the kernel's floor under the overlay (whose hops are UDP datagrams too).
  */
 public final class TcpBaseline {
     /** Bytes the receiver counted over the time between the first write and the last byte read. */
@@ -118,6 +120,66 @@ public final class TcpBaseline {
                     histogram.getMaxValue());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A {@code sizeBytes} ping-pong over two connected UDP sockets on 127.0.0.1, one datagram per hop,
+     * blocking reads on both ends; measured as {@link #latency}.
+     */
+    public static Latency udpLatency(int sizeBytes, long warmupIterations, long durationNs, long maxIterations) {
+        try (DatagramChannel client = DatagramChannel.open();
+                DatagramChannel server = DatagramChannel.open()) {
+            client.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            client.connect(server.getLocalAddress());
+            server.connect(client.getLocalAddress());
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread echo = Thread.ofPlatform().name("udp-lat-echo").start(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(sizeBytes + 1);
+                try {
+                    // A datagram of another size ends the run.
+                    while (server.read(buf.clear()) == sizeBytes) {
+                        server.write(buf.flip());
+                    }
+                } catch (IOException e) {
+                    failure.set(e);
+                }
+            });
+            ByteBuffer out = ByteBuffer.allocateDirect(sizeBytes);
+            ByteBuffer in = ByteBuffer.allocateDirect(sizeBytes + 1);
+            Histogram histogram = new Histogram(3_600_000_000_000L, 3);
+            for (long i = 0; i < warmupIterations; i++) {
+                udpRoundTrip(client, out, in);
+            }
+            long deadline = System.nanoTime() + durationNs;
+            long done = 0;
+            while (done < maxIterations && System.nanoTime() - deadline < 0) {
+                long t0 = System.nanoTime();
+                udpRoundTrip(client, out, in);
+                histogram.recordValue((System.nanoTime() - t0) / 2);
+                done++;
+            }
+            client.write(ByteBuffer.allocate(sizeBytes + 1));
+            join(echo);
+            if (failure.get() != null) {
+                throw new IllegalStateException("UDP echo failed", failure.get());
+            }
+            return new Latency(
+                    done,
+                    histogram.getValueAtPercentile(50),
+                    histogram.getValueAtPercentile(99),
+                    histogram.getValueAtPercentile(99.9),
+                    histogram.getMaxValue());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void udpRoundTrip(DatagramChannel ch, ByteBuffer out, ByteBuffer in) throws IOException {
+        ch.write(out.clear());
+        if (ch.read(in.clear()) != out.capacity()) {
+            throw new IOException("short or lost datagram in the UDP ping-pong");
         }
     }
 
