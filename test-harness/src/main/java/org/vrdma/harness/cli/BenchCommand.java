@@ -212,7 +212,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         TcpBaseline.Latency tcpLat = TcpBaseline.latency(latencySizeBytes, 2_000, durationNs, MAX_LATENCY_ITERATIONS);
         TcpBaseline.Latency udpLat =
-                TcpBaseline.udpLatency(latencySizeBytes, 2_000, durationNs / 2, MAX_LATENCY_ITERATIONS);
+                TcpBaseline.udpLatency(latencySizeBytes, 2_000, durationNs / 2, MAX_LATENCY_ITERATIONS, false);
+        TcpBaseline.Latency udpEpollLat =
+                TcpBaseline.udpLatency(latencySizeBytes, 2_000, durationNs / 2, MAX_LATENCY_ITERATIONS, true);
 
         out.println();
         out.println("machine: " + machine(transport));
@@ -231,14 +233,19 @@ final class BenchCommand implements Callable<Integer> {
         latencyLine(out, "latency p99.9 [us]", rdmaLat.p999Ns(), tcpLat.p999Ns());
         out.println();
         out.printf(
-                "floor: kernel UDP ping-pong, %d B, blocking Java sockets: half RTT p50 %.2f us, p99 %.2f us, %d round"
-                        + " trips (vRDMA/UDP p50 %.2fx, TCP/UDP %.2fx)%n",
+                "floors: kernel UDP ping-pong, %d B, one datagram per hop, Java sockets: blocking reads p50 %.2f us"
+                        + " (p99 %.2f, %d round trips); through epoll as an event loop (epoll_wait, read, write per"
+                        + " hop) p50 %.2f us (p99 %.2f, %d round trips); vRDMA/epoll floor p50 %.2fx, TCP/epoll"
+                        + " floor %.2fx%n",
                 latencySizeBytes,
                 udpLat.p50Ns() / 1e3,
                 udpLat.p99Ns() / 1e3,
                 udpLat.iterations(),
-                ratio(rdmaLat.p50Ns(), udpLat.p50Ns()),
-                ratio(tcpLat.p50Ns(), udpLat.p50Ns()));
+                udpEpollLat.p50Ns() / 1e3,
+                udpEpollLat.p99Ns() / 1e3,
+                udpEpollLat.iterations(),
+                ratio(rdmaLat.p50Ns(), udpEpollLat.p50Ns()),
+                ratio(tcpLat.p50Ns(), udpEpollLat.p50Ns()));
         out.printf(
                 "runs: vRDMA %d WRITEs (%s), %d round trips; TCP %d MB streamed, %d round trips%n",
                 rdmaBw.iterations(),

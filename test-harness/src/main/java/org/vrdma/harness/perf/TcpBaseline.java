@@ -7,6 +7,8 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.atomic.AtomicLong;
@@ -125,22 +127,23 @@ public final class TcpBaseline {
 
     /**
      * A {@code sizeBytes} ping-pong over two connected UDP sockets on 127.0.0.1, one datagram per hop,
-     * blocking reads on both ends; measured as {@link #latency}.
+     * measured as {@link #latency}. Each end either blocks in its read, or ({@code viaEpoll}) waits in
+     * a {@link Selector} ({@code epoll_wait}) and then reads the non-blocking socket, as an event loop
+     * does: the same three system calls per hop as the overlay's loops, without their work.
      */
-    public static Latency udpLatency(int sizeBytes, long warmupIterations, long durationNs, long maxIterations) {
-        try (DatagramChannel client = DatagramChannel.open();
-                DatagramChannel server = DatagramChannel.open()) {
-            client.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            client.connect(server.getLocalAddress());
-            server.connect(client.getLocalAddress());
+    public static Latency udpLatency(
+            int sizeBytes, long warmupIterations, long durationNs, long maxIterations, boolean viaEpoll) {
+        try (UdpEnd client = new UdpEnd(viaEpoll);
+                UdpEnd server = new UdpEnd(viaEpoll)) {
+            client.ch.connect(server.ch.getLocalAddress());
+            server.ch.connect(client.ch.getLocalAddress());
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread echo = Thread.ofPlatform().name("udp-lat-echo").start(() -> {
                 ByteBuffer buf = ByteBuffer.allocateDirect(sizeBytes + 1);
                 try {
                     // A datagram of another size ends the run.
                     while (server.read(buf.clear()) == sizeBytes) {
-                        server.write(buf.flip());
+                        server.ch.write(buf.flip());
                     }
                 } catch (IOException e) {
                     failure.set(e);
@@ -160,7 +163,7 @@ public final class TcpBaseline {
                 histogram.recordValue((System.nanoTime() - t0) / 2);
                 done++;
             }
-            client.write(ByteBuffer.allocate(sizeBytes + 1));
+            client.ch.write(ByteBuffer.allocate(sizeBytes + 1));
             join(echo);
             if (failure.get() != null) {
                 throw new IllegalStateException("UDP echo failed", failure.get());
@@ -176,10 +179,55 @@ public final class TcpBaseline {
         }
     }
 
-    private static void udpRoundTrip(DatagramChannel ch, ByteBuffer out, ByteBuffer in) throws IOException {
-        ch.write(out.clear());
-        if (ch.read(in.clear()) != out.capacity()) {
-            throw new IOException("short or lost datagram in the UDP ping-pong");
+    private static void udpRoundTrip(UdpEnd end, ByteBuffer out, ByteBuffer in) throws IOException {
+        end.ch.write(out.clear());
+        if (end.read(in.clear()) != out.capacity()) {
+            throw new IOException("short datagram in the UDP ping-pong");
+        }
+    }
+
+    /** One end of the UDP ping-pong: a socket on 127.0.0.1, blocking or waited for through epoll. */
+    private static final class UdpEnd implements AutoCloseable {
+        final DatagramChannel ch;
+        final Selector selector;
+
+        UdpEnd(boolean viaEpoll) throws IOException {
+            ch = DatagramChannel.open();
+            ch.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            if (viaEpoll) {
+                ch.configureBlocking(false);
+                selector = Selector.open();
+                ch.register(selector, SelectionKey.OP_READ);
+            } else {
+                selector = null;
+            }
+        }
+
+        /** Reads one datagram, waiting for it. */
+        int read(ByteBuffer buf) throws IOException {
+            if (selector == null) {
+                return ch.read(buf);
+            }
+            // As an event loop: wait, then read (level-triggered: data already queued returns at once).
+            for (; ; ) {
+                selector.select();
+                selector.selectedKeys().clear();
+                int n = ch.read(buf);
+                if (n > 0) {
+                    return n;
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                ch.close();
+            } finally {
+                if (selector != null) {
+                    selector.close();
+                }
+            }
         }
     }
 
