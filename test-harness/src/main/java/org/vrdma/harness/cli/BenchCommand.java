@@ -89,6 +89,12 @@ final class BenchCommand implements Callable<Integer> {
     long busyPollUs;
 
     @Option(
+            names = "--latency-only",
+            description = "Run the latency workloads only (vRDMA SEND, kernel TCP and the kernel UDP floor), without"
+                    + " the bandwidth runs and perftest.")
+    boolean latencyOnly;
+
+    @Option(
             names = "--leak-detection",
             description = "Keep Netty's buffer leak detection at its level (default: off for the measurement;"
                     + " the tests run it at paranoid).")
@@ -128,6 +134,7 @@ final class BenchCommand implements Callable<Integer> {
         String transport;
         String underlayLine;
         String busyPollLine;
+        String switchesLine;
         double allocPerWrite;
         double allocPerRoundTrip;
         double cpuPerWriteUs;
@@ -145,7 +152,8 @@ final class BenchCommand implements Callable<Integer> {
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
             // Warm-up (JIT, pools, socket buffers); its pace sizes the measured runs.
-            double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
+            double nsPerWrite =
+                    latencyOnly ? 0 : warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpuA0 = loopCpuNs(lab, true);
@@ -154,7 +162,9 @@ final class BenchCommand implements Callable<Integer> {
             long wall0 = System.nanoTime();
             long alloc0 = loopAllocatedBytes(lab);
             long[] u0 = underlayCounters(lab);
-            rdmaBw = measureBandwidth(suite, nsPerWrite, durationNs);
+            rdmaBw = latencyOnly
+                    ? new BandwidthRow(WrOpcode.RDMA_WRITE, sizeBytes, 0, 0, 0, true)
+                    : measureBandwidth(suite, nsPerWrite, durationNs);
             long wallNs = System.nanoTime() - wall0;
             long cpuA1 = loopCpuNs(lab, true);
             long cpuB1 = loopCpuNs(lab, false);
@@ -163,7 +173,9 @@ final class BenchCommand implements Callable<Integer> {
             long[] u1 = underlayCounters(lab);
             long[] bp1 = lab.busyPollCounters();
             TransportCounters afterBw = lab.transportCounters();
+            long[] cs1 = loopContextSwitches(lab);
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
+            long[] cs2 = loopContextSwitches(lab);
             long cpu2 = loopCpuNs(lab, true) + loopCpuNs(lab, false);
             long alloc2 = loopAllocatedBytes(lab);
             long[] u2 = underlayCounters(lab);
@@ -171,9 +183,17 @@ final class BenchCommand implements Callable<Integer> {
             busyPollLine = busyPollUs == 0
                     ? "off (--busy-poll-us 0)"
                     : busyPollUs + " us per loop; per round trip " + busyPoll(bp1, bp2, rdmaLat.iterations());
+            switchesLine = cs1[0] < 0
+                    ? "n/a"
+                    : String.format(
+                            "%.2f voluntary (sleeps), %.2f involuntary (preemptions)",
+                            (cs2[0] - cs1[0]) / (double) Math.max(1, rdmaLat.iterations()),
+                            (cs2[1] - cs1[1]) / (double) Math.max(1, rdmaLat.iterations()));
             allocPerWrite = (alloc1 - alloc0) / (double) Math.max(1, rdmaBw.iterations());
             allocPerRoundTrip = (alloc2 - alloc1) / (double) Math.max(1, rdmaLat.iterations());
-            underlayLine = perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; "
+            underlayLine = (latencyOnly
+                            ? ""
+                            : perOp("per WRITE", u0, u1, rdmaBw.iterations(), afterBw.txAcks - before.txAcks) + "; ")
                     + perOp("per round trip", u1, u2, rdmaLat.iterations(), -1);
             cpuPerWriteUs = (cpu1 - cpu0) / 1e3 / Math.max(1, rdmaBw.iterations());
             cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
@@ -188,31 +208,58 @@ final class BenchCommand implements Callable<Integer> {
         }
         long rcvbufErrors = udpRcvbufErrors() - rcvbufErrorsBefore;
 
-        TcpBaseline.bandwidth(sizeBytes, warmupNs);
-        TcpBaseline.Bandwidth tcpBw = TcpBaseline.bandwidth(sizeBytes, durationNs);
+        TcpBaseline.Bandwidth tcpBw = new TcpBaseline.Bandwidth(0, 0);
+        if (!latencyOnly) {
+            TcpBaseline.bandwidth(sizeBytes, warmupNs);
+            tcpBw = TcpBaseline.bandwidth(sizeBytes, durationNs);
+        }
         TcpBaseline.Latency tcpLat = TcpBaseline.latency(latencySizeBytes, 2_000, durationNs, MAX_LATENCY_ITERATIONS);
+        TcpBaseline.Latency udpLat =
+                TcpBaseline.udpLatency(latencySizeBytes, 2_000, durationNs / 2, MAX_LATENCY_ITERATIONS, false);
+        TcpBaseline.Latency udpEpollLat =
+                TcpBaseline.udpLatency(latencySizeBytes, 2_000, durationNs / 2, MAX_LATENCY_ITERATIONS, true);
 
         out.println();
         out.println("machine: " + machine(transport));
         out.println();
         out.printf("%-44s %14s %14s %12s%n", "workload", "vRDMA", "kernel TCP", "vRDMA/TCP");
-        out.printf(
-                "%-44s %14.2f %14.2f %12.2f%n",
-                "bandwidth, 1 stream, " + sizeBytes + " B messages [Gbit/s]",
-                rdmaBw.gbps(),
-                tcpBw.gbps(),
-                ratio(rdmaBw.gbps(), tcpBw.gbps()));
+        if (!latencyOnly) {
+            out.printf(
+                    "%-44s %14.2f %14.2f %12.2f%n",
+                    "bandwidth, 1 stream, " + sizeBytes + " B messages [Gbit/s]",
+                    rdmaBw.gbps(),
+                    tcpBw.gbps(),
+                    ratio(rdmaBw.gbps(), tcpBw.gbps()));
+        }
         latencyLine(out, "latency p50, " + latencySizeBytes + " B, half RTT [us]", rdmaLat.p50Ns(), tcpLat.p50Ns());
         latencyLine(out, "latency p99 [us]", rdmaLat.p99Ns(), tcpLat.p99Ns());
         latencyLine(out, "latency p99.9 [us]", rdmaLat.p999Ns(), tcpLat.p999Ns());
         out.println();
         out.printf(
-                "runs: vRDMA %d WRITEs (%s), %d round trips; TCP %d MB streamed, %d round trips%n",
-                rdmaBw.iterations(),
-                rdmaBw.intact() ? "data intact" : "DATA CORRUPT",
-                rdmaLat.iterations(),
-                tcpBw.bytes() >> 20,
-                tcpLat.iterations());
+                "floors: kernel UDP ping-pong, %d B, one datagram per hop, Java sockets: blocking reads p50 %.2f us"
+                        + " (p99 %.2f, %d round trips); through epoll as an event loop (epoll_wait, read, write per"
+                        + " hop) p50 %.2f us (p99 %.2f, %d round trips); vRDMA/epoll floor p50 %.2fx, TCP/epoll"
+                        + " floor %.2fx%n",
+                latencySizeBytes,
+                udpLat.p50Ns() / 1e3,
+                udpLat.p99Ns() / 1e3,
+                udpLat.iterations(),
+                udpEpollLat.p50Ns() / 1e3,
+                udpEpollLat.p99Ns() / 1e3,
+                udpEpollLat.iterations(),
+                ratio(rdmaLat.p50Ns(), udpEpollLat.p50Ns()),
+                ratio(tcpLat.p50Ns(), udpEpollLat.p50Ns()));
+        if (latencyOnly) {
+            out.printf("runs: vRDMA %d round trips; TCP %d round trips%n", rdmaLat.iterations(), tcpLat.iterations());
+        } else {
+            out.printf(
+                    "runs: vRDMA %d WRITEs (%s), %d round trips; TCP %d MB streamed, %d round trips%n",
+                    rdmaBw.iterations(),
+                    rdmaBw.intact() ? "data intact" : "DATA CORRUPT",
+                    rdmaLat.iterations(),
+                    tcpBw.bytes() >> 20,
+                    tcpLat.iterations());
+        }
         out.printf(
                 "vRDMA transport: tx %d pkts, retransmitted %d, timeouts %d, NAK seq %d, duplicates %d;"
                         + " UDP receive-buffer errors (host-wide) %s%n",
@@ -222,39 +269,78 @@ final class BenchCommand implements Callable<Integer> {
                 counters.seqNaksSent,
                 counters.duplicateRequests,
                 rcvbufErrors < 0 ? "n/a" : Long.toString(rcvbufErrors));
-        out.printf(
-                "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE (%s), %.1f us per round"
-                        + " trip%n",
-                cpuPerWriteUs, sizeBytes, cpuSplit, cpuPerRoundTripUs);
-        double tcpCpuUs = tcpBw.cpuUsPer(sizeBytes);
-        if (!Double.isNaN(tcpCpuUs)) {
-            // Each side gets about the same share of a busy machine's cores, so what an operation
-            // costs in CPU predicts the bandwidth ratio better than one run's rates do.
+        if (latencyOnly) {
+            out.printf("vRDMA CPU (both hosts' event loops, user+system): %.1f us per round trip%n", cpuPerRoundTripUs);
+        } else {
             out.printf(
-                    "kernel TCP CPU (writer + reader threads, user+system): %.1f us per %d B (writer %.1f us, reader"
-                            + " %.1f us); TCP CPU / vRDMA CPU per %d B: %.2f%n",
-                    tcpCpuUs,
-                    sizeBytes,
-                    tcpBw.writerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
-                    tcpBw.readerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
-                    sizeBytes,
-                    ratio(tcpCpuUs, cpuPerWriteUs));
+                    "vRDMA CPU (both hosts' event loops, user+system): %.1f us per %d B WRITE (%s), %.1f us per round"
+                            + " trip%n",
+                    cpuPerWriteUs, sizeBytes, cpuSplit, cpuPerRoundTripUs);
+            double tcpCpuUs = tcpBw.cpuUsPer(sizeBytes);
+            if (!Double.isNaN(tcpCpuUs)) {
+                // Each side gets about the same share of a busy machine's cores, so what an operation
+                // costs in CPU predicts the bandwidth ratio better than one run's rates do.
+                out.printf(
+                        "kernel TCP CPU (writer + reader threads, user+system): %.1f us per %d B (writer %.1f us, reader"
+                                + " %.1f us); TCP CPU / vRDMA CPU per %d B: %.2f%n",
+                        tcpCpuUs,
+                        sizeBytes,
+                        tcpBw.writerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
+                        tcpBw.readerCpuNs() / 1e3 * sizeBytes / Math.max(1, tcpBw.bytes()),
+                        sizeBytes,
+                        ratio(tcpCpuUs, cpuPerWriteUs));
+            }
         }
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
+        out.println("vRDMA context switches of both event loops per round trip: " + switchesLine);
         out.printf(
-                "vRDMA heap allocation (both hosts' event loops): %.1f B per WRITE, %.1f B per round trip%n",
-                allocPerWrite, allocPerRoundTrip);
+                "vRDMA heap allocation (both hosts' event loops): %s%.1f B per round trip%n",
+                latencyOnly ? "" : String.format("%.1f B per WRITE, ", allocPerWrite), allocPerRoundTrip);
         double bwRatio = ratio(rdmaBw.gbps(), tcpBw.gbps());
         double latRatio = ratio(rdmaLat.p50Ns(), tcpLat.p50Ns());
         out.printf(
-                "targets: bandwidth >= 2.00x TCP: %.2fx %s; latency p50 <= 1.00x TCP: %.2fx %s%n",
-                bwRatio, bwRatio >= 2 ? "met" : "NOT met", latRatio, latRatio <= 1 ? "met" : "NOT met");
+                "targets: %slatency p50 <= 1.00x TCP: %.2fx %s%n",
+                latencyOnly
+                        ? ""
+                        : String.format(
+                                "bandwidth >= 2.00x TCP: %.2fx %s; ", bwRatio, bwRatio >= 2 ? "met" : "NOT met"),
+                latRatio,
+                latRatio <= 1 ? "met" : "NOT met");
         out.flush();
-        if (!noPerftest) {
+        if (!noPerftest && !latencyOnly) {
             NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps(), cpuPerWriteUs);
         }
         return rdmaBw.intact() ? 0 : 1;
+    }
+
+    /**
+     * Voluntary and involuntary context switches of both hosts' event-loop threads so far, from
+     * {@code /proc/thread-self/status}; {-1, -1} where there is none.
+     */
+    private static long[] loopContextSwitches(RealTimeTwoHostLab lab) {
+        java.util.function.Supplier<long[]> own = BenchCommand::threadContextSwitches;
+        long[] a = lab.onA(own);
+        long[] b = lab.onB(own);
+        return a[0] < 0 || b[0] < 0 ? new long[] {-1, -1} : new long[] {a[0] + b[0], a[1] + b[1]};
+    }
+
+    /** The calling thread's voluntary and involuntary context switches, {-1, -1} where unknown. */
+    static long[] threadContextSwitches() {
+        long voluntary = -1;
+        long involuntary = -1;
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/thread-self/status"))) {
+                if (l.startsWith("voluntary_ctxt_switches:")) {
+                    voluntary = Long.parseLong(l.substring(l.indexOf(':') + 1).trim());
+                } else if (l.startsWith("nonvoluntary_ctxt_switches:")) {
+                    involuntary = Long.parseLong(l.substring(l.indexOf(':') + 1).trim());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return voluntary < 0 || involuntary < 0 ? new long[] {-1, -1} : new long[] {voluntary, involuntary};
     }
 
     /** Heap bytes allocated by both hosts' event-loop threads, 0 where unsupported. */

@@ -8,6 +8,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +21,8 @@ import org.HdrHistogram.Histogram;
  * The kernel TCP baseline on 127.0.0.1: a plain Java socket pair (blocking {@link SocketChannel}s
  * with direct buffers, so the JVM adds no copy of its own). A bulk stream of fixed-size writes
  * measures single-stream bandwidth; a ping-pong with {@code TCP_NODELAY} measures half round-trip
- * latency, as {@code sockperf ping-pong} does.
+ * latency, as {@code sockperf ping-pong} does. A UDP ping-pong of one datagram per hop, in the same
+ * shape, is the kernel's floor under the overlay (whose hops are UDP datagrams too).
  */
 public final class TcpBaseline {
     /**
@@ -140,6 +144,112 @@ public final class TcpBaseline {
                     histogram.getMaxValue());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A {@code sizeBytes} ping-pong over two connected UDP sockets on 127.0.0.1, one datagram per hop,
+     * measured as {@link #latency}. Each end either blocks in its read, or ({@code viaEpoll}) waits in
+     * a {@link Selector} ({@code epoll_wait}) and then reads the non-blocking socket, as an event loop
+     * does: the same three system calls per hop as the overlay's loops, without their work.
+     */
+    public static Latency udpLatency(
+            int sizeBytes, long warmupIterations, long durationNs, long maxIterations, boolean viaEpoll) {
+        try (UdpEnd client = new UdpEnd(viaEpoll);
+                UdpEnd server = new UdpEnd(viaEpoll)) {
+            client.ch.connect(server.ch.getLocalAddress());
+            server.ch.connect(client.ch.getLocalAddress());
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread echo = Thread.ofPlatform().name("udp-lat-echo").start(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(sizeBytes + 1);
+                try {
+                    // A datagram of another size ends the run.
+                    while (server.read(buf.clear()) == sizeBytes) {
+                        server.ch.write(buf.flip());
+                    }
+                } catch (IOException e) {
+                    failure.set(e);
+                }
+            });
+            ByteBuffer out = ByteBuffer.allocateDirect(sizeBytes);
+            ByteBuffer in = ByteBuffer.allocateDirect(sizeBytes + 1);
+            Histogram histogram = new Histogram(3_600_000_000_000L, 3);
+            for (long i = 0; i < warmupIterations; i++) {
+                udpRoundTrip(client, out, in);
+            }
+            long deadline = System.nanoTime() + durationNs;
+            long done = 0;
+            while (done < maxIterations && System.nanoTime() - deadline < 0) {
+                long t0 = System.nanoTime();
+                udpRoundTrip(client, out, in);
+                histogram.recordValue((System.nanoTime() - t0) / 2);
+                done++;
+            }
+            client.ch.write(ByteBuffer.allocate(sizeBytes + 1));
+            join(echo);
+            if (failure.get() != null) {
+                throw new IllegalStateException("UDP echo failed", failure.get());
+            }
+            return new Latency(
+                    done,
+                    histogram.getValueAtPercentile(50),
+                    histogram.getValueAtPercentile(99),
+                    histogram.getValueAtPercentile(99.9),
+                    histogram.getMaxValue());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void udpRoundTrip(UdpEnd end, ByteBuffer out, ByteBuffer in) throws IOException {
+        end.ch.write(out.clear());
+        if (end.read(in.clear()) != out.capacity()) {
+            throw new IOException("short datagram in the UDP ping-pong");
+        }
+    }
+
+    /** One end of the UDP ping-pong: a socket on 127.0.0.1, blocking or waited for through epoll. */
+    private static final class UdpEnd implements AutoCloseable {
+        final DatagramChannel ch;
+        final Selector selector;
+
+        UdpEnd(boolean viaEpoll) throws IOException {
+            ch = DatagramChannel.open();
+            ch.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            if (viaEpoll) {
+                ch.configureBlocking(false);
+                selector = Selector.open();
+                ch.register(selector, SelectionKey.OP_READ);
+            } else {
+                selector = null;
+            }
+        }
+
+        /** Reads one datagram, waiting for it. */
+        int read(ByteBuffer buf) throws IOException {
+            if (selector == null) {
+                return ch.read(buf);
+            }
+            // As an event loop: wait, then read (level-triggered: data already queued returns at once).
+            for (; ; ) {
+                selector.select();
+                selector.selectedKeys().clear();
+                int n = ch.read(buf);
+                if (n > 0) {
+                    return n;
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                ch.close();
+            } finally {
+                if (selector != null) {
+                    selector.close();
+                }
+            }
         }
     }
 

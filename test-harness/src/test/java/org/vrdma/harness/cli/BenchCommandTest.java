@@ -40,6 +40,16 @@ class BenchCommandTest {
                                 + " found while polling \\([0-9.]+ read directly, without epoll\\), [0-9.]+ empty polls;"
                                 + " \\d+ polls cut short");
         assertThat(text).containsPattern("per WRITE [0-9.]+ datagrams .*[0-9.]+ read bursts, [0-9.]+ recvmmsg calls");
+        // The kernel's UDP floors in the same run, and what the loops' scheduling did per round trip.
+        assertThat(text)
+                .containsPattern(
+                        "floors: kernel UDP ping-pong, 64 B, one datagram per hop, Java sockets: blocking reads"
+                                + " p50 [0-9.]+ us \\(p99 [0-9.]+, \\d+ round trips\\); through epoll as an event loop"
+                                + " \\(epoll_wait, read, write per hop\\) p50 [0-9.]+ us \\(p99 [0-9.]+, \\d+ round trips\\);"
+                                + " vRDMA/epoll floor p50 [0-9.]+x, TCP/epoll floor [0-9.]+x");
+        assertThat(text)
+                .containsPattern("vRDMA context switches of both event loops per round trip: [0-9.]+ voluntary"
+                        + " \\(sleeps\\), [0-9.]+ involuntary \\(preemptions\\)");
         assertThat(text)
                 .containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE \\(sender's loop [0-9.]+ us \\(busy \\d+% of the"
                         + " run\\), receiver's [0-9.]+ us \\(busy \\d+%\\)\\), [0-9.]+ us per round trip");
@@ -85,6 +95,17 @@ class BenchCommandTest {
         assertThat(text).contains("vRDMA busy polling (both loops): off (--busy-poll-us 0)");
         assertThat(text).containsPattern("latency p50, 64 B, half RTT \\[us\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
         assertThat(text).doesNotContain("perftest over the emulator");
+    }
+
+    @Test
+    void latencyOnlyLeavesOutTheBandwidthRuns() {
+        assertThat(run("bench", "--duration", "0.05", "--latency-only")).isZero();
+        String text = out.toString();
+        assertThat(text).containsPattern("latency p50, 64 B, half RTT \\[us\\] +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).contains("floors: kernel UDP ping-pong", "vRDMA context switches");
+        assertThat(text).containsPattern("targets: latency p50 <= 1.00x TCP: [0-9.]+x (met|NOT met)");
+        assertThat(text).containsPattern("runs: vRDMA \\d+ round trips; TCP \\d+ round trips");
+        assertThat(text).doesNotContain("bandwidth", "WRITE", "perftest over the emulator");
     }
 
     @Test
