@@ -15,6 +15,7 @@ import org.vrdma.harness.perf.PerftestSuite.LatencyRow;
 import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.harness.perf.RealTimeTwoHostLab;
 import org.vrdma.harness.perf.TcpBaseline;
+import org.vrdma.harness.perf.ThreadCpu;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
@@ -81,6 +82,14 @@ final class BenchCommand implements Callable<Integer> {
     boolean noPerftest;
 
     @Option(
+            names = "--rounds",
+            defaultValue = "5",
+            description = "Rounds of the perftest comparison: each an ib_write_bw run and a Java-path run of the same"
+                    + " WRITEs back to back, which goes first alternating; the verdict compares the medians;"
+                    + " default ${DEFAULT-VALUE}.")
+    int rounds;
+
+    @Option(
             names = "--busy-poll-us",
             defaultValue = "100",
             description = "Microseconds each host's event loop keeps polling its socket after its last event before it"
@@ -115,6 +124,9 @@ final class BenchCommand implements Callable<Integer> {
         if (windowBytes < 0) {
             throw new ParameterException(spec.commandLine(), "--window must be >= 0");
         }
+        if (rounds < 1 || rounds > 50) {
+            throw new ParameterException(spec.commandLine(), "--rounds must be 1..50");
+        }
         if (busyPollUs < 0 || busyPollUs > 1_000_000) {
             throw new ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
         }
@@ -140,6 +152,7 @@ final class BenchCommand implements Callable<Integer> {
         double cpuPerWriteUs;
         double cpuPerRoundTripUs;
         String cpuSplit;
+        NativeBench.Comparison perftest = null;
         try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
             labLine = lab.describe();
             transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
@@ -205,10 +218,15 @@ final class BenchCommand implements Callable<Integer> {
                     (cpuB1 - cpuB0) / 1e3 / writes,
                     100.0 * (cpuB1 - cpuB0) / Math.max(1, wallNs));
             counters = minus(lab.transportCounters(), before);
+            if (!noPerftest && !latencyOnly) {
+                // Rounds of the native path interleaved with the Java path's, on this lab while it is warm.
+                perftest = NativeBench.compare(
+                        sizeBytes, durationNs, rounds, busyPollUs * 1000, rdmaBw.gbps(), n -> javaRun(lab, suite, n));
+            }
         }
         long rcvbufErrors = udpRcvbufErrors() - rcvbufErrorsBefore;
 
-        TcpBaseline.Bandwidth tcpBw = new TcpBaseline.Bandwidth(0, 0);
+        TcpBaseline.Bandwidth tcpBw = new TcpBaseline.Bandwidth(0, 0, 0, 0);
         if (!latencyOnly) {
             TcpBaseline.bandwidth(sizeBytes, warmupNs);
             tcpBw = TcpBaseline.bandwidth(sizeBytes, durationNs);
@@ -308,8 +326,8 @@ final class BenchCommand implements Callable<Integer> {
                 latRatio,
                 latRatio <= 1 ? "met" : "NOT met");
         out.flush();
-        if (!noPerftest && !latencyOnly) {
-            NativeBench.print(out, sizeBytes, durationNs, rdmaBw.gbps(), tcpBw.gbps(), cpuPerWriteUs);
+        if (perftest != null) {
+            NativeBench.print(out, perftest, tcpBw.gbps());
         }
         return rdmaBw.intact() ? 0 : 1;
     }
@@ -341,6 +359,35 @@ final class BenchCommand implements Callable<Integer> {
             // not Linux
         }
         return voluntary < 0 || involuntary < 0 ? new long[] {-1, -1} : new long[] {voluntary, involuntary};
+    }
+
+    /** One WRITE run of the Java path with its CPU per WRITE: both loops, and this whole process. */
+    private NativeBench.JavaRun javaRun(RealTimeTwoHostLab lab, PerftestSuite suite, int writes) {
+        long loops0 = loopCpuNs(lab, true) + loopCpuNs(lab, false);
+        long process0 = processCpuNs();
+        long[] threads0 = ThreadCpu.byKind();
+        BandwidthRow r = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, writes);
+        long[] threads1 = ThreadCpu.byKind();
+        if (!r.intact()) {
+            throw new IllegalStateException("Java path: DATA CORRUPT");
+        }
+        double n = Math.max(1, r.iterations());
+        double[] threads = new double[threads0.length];
+        for (int i = 0; i < threads.length; i++) {
+            threads[i] = (threads1[i] - threads0[i]) / n / 1e3;
+        }
+        return new NativeBench.JavaRun(
+                r.gbps(),
+                (loopCpuNs(lab, true) + loopCpuNs(lab, false) - loops0) / n / 1e3,
+                (processCpuNs() - process0) / n / 1e3,
+                threads);
+    }
+
+    /** CPU time of this process, all threads, 0 where unsupported. */
+    static long processCpuNs() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? Math.max(0, os.getProcessCpuTime())
+                : 0;
     }
 
     /** Heap bytes allocated by both hosts' event-loop threads, 0 where unsupported. */

@@ -27,42 +27,45 @@ import org.vrdma.vnic.transport.TransportCounters;
  */
 public final class NativePerftestBench implements AutoCloseable {
     /**
-     * perftest's figures: bandwidth (Gbit/s, 0 if not run) and one-way latency (typical, 99 %, µs);
-     * CPU per WRITE of the {@code ib_write_bw} run, and how the vNICs reached registered memory.
+     * One {@code ib_write_bw} run: perftest's own average bandwidth (Gbit/s), the CPU it cost per
+     * WRITE, and how the vNICs reached registered memory.
      */
-    public record Result(
-            double writeGbps,
-            double sendLatTypicalUs,
-            double sendLatP99Us,
-            String writeOutput,
-            WriteCpu writeCpu,
-            MemoryStats memory) {}
+    public record WriteRun(double gbps, long writes, WriteCpu cpu, MemoryStats memory, String output) {}
+
+    /** perftest's {@code ib_send_lat} figures: one-way latency, typical and 99th percentile (µs). */
+    public record SendLat(double typicalUs, double p99Us, String output) {}
 
     /**
-     * CPU time per {@code ib_write_bw} WRITE (µs, user+system), measured over the whole run
-     * (connection setup included).
+     * CPU time per {@code ib_write_bw} WRITE (µs, user+system) over one run.
      *
      * @param loopsUs both hosts' event-loop threads (vSwitch + vNIC: transport, rings, memory copies)
-     * @param vnicProcessUs this whole process: the loops plus control connections and doorbells
-     * @param perftestUs the two perftest processes (their posting and busy polling)
+     * @param vnicProcessUs this whole process: the loops plus control connections, doorbells, JIT and GC
+     * @param perftestUs the two perftest processes (posting and polling), without the fixed cost of
+     *     starting a run ({@link #perftestFixedCpuNs()}), which does not depend on the WRITEs
      * @param doorbellsPerWrite doorbells the applications rang (each a system call and a wake-up)
+     * @param futexWakesPerWrite {@code FUTEX_WAKE} calls of the vNICs for an application asleep on a
+     *     completion ring (each a system call on an event loop and a wake-up)
      * @param underlay both hosts' underlay per WRITE: datagrams sent, GSO sends, flushes, datagrams
-     *     received, read bursts, {@code recvmmsg} calls (as {@code RealTimeHost.underlayCounters})
+     *     received, read bursts, {@code recvmmsg} calls, datagrams sent with their payload from the
+     *     memory region (as {@code RealTimeHost.underlayCounters})
      * @param acksPerWrite ACKs both transports sent per WRITE
      * @param retransmitted packets both transports sent again over the run
      * @param timeouts retransmission timeouts of both transports over the run
      * @param loopAllocatedBytes heap bytes both event loops allocated per WRITE
+     * @param threadsUs this process's CPU per WRITE by kind of thread ({@link ThreadCpu})
      */
     public record WriteCpu(
             double loopsUs,
             double vnicProcessUs,
             double perftestUs,
             double doorbellsPerWrite,
+            double futexWakesPerWrite,
             double[] underlay,
             double acksPerWrite,
             long retransmitted,
             long timeouts,
-            double loopAllocatedBytes) {}
+            double loopAllocatedBytes,
+            double[] threadsUs) {}
 
     private final Path nativeDir;
     private final Path dir;
@@ -71,37 +74,47 @@ public final class NativePerftestBench implements AutoCloseable {
     private final VnicControlServer serverA;
     private final VnicControlServer serverB;
 
-    private NativePerftestBench(Path nativeDir) throws Exception {
+    /** WRITEs of the runs that measure perftest's fixed cost of a run (start-up, connection, report). */
+    private static final int FIXED_COST_WRITES = 16;
+
+    private long perftestFixedCpuNs;
+
+    private NativePerftestBench(Path nativeDir, long spinNs) throws Exception {
         this.nativeDir = nativeDir;
         this.dir = Files.createTempDirectory("vrdma-bench-native");
         int portA = freeUdpPort();
         int portB = freeUdpPort();
-        // As ./vrdma host --verbs-socket: the real-time profile the Java path runs too (window, ACK
-        // coalescing), with its RTO from 50 ms down to a 4 ms floor (see guest-driver-shim).
-        TransportConfig transport = RealTimeProfile.transport().withRto(4_000_000, 50_000_000);
-        hostA = new RealTimeHost(new RealTimeHost.Spec(
-                "vrdma0",
-                "127.0.0.1:" + portA,
-                "10.9.0.1",
-                RealTimeHost.derivedMac(0x0A090001),
-                100,
-                "10.9.0.2",
-                "127.0.0.1:" + portB,
-                transport,
-                4096));
+        // The Java path's real-time profile (window, ACK coalescing, RTO floor), so the two paths differ
+        // only in how the application reaches the vNIC; the initial RTO of ./vrdma host --verbs-socket
+        // (50 ms), whose first transfers meet hosts still compiling their code.
+        TransportConfig transport = RealTimeProfile.transport().withRto(RealTimeProfile.MIN_RTO_NS, 50_000_000);
+        hostA = new RealTimeHost(
+                new RealTimeHost.Spec(
+                        "vrdma0",
+                        "127.0.0.1:" + portA,
+                        "10.9.0.1",
+                        RealTimeHost.derivedMac(0x0A090001),
+                        100,
+                        "10.9.0.2",
+                        "127.0.0.1:" + portB,
+                        transport,
+                        4096),
+                spinNs);
         RealTimeHost b = null;
         VnicControlServer sa = null;
         try {
-            b = new RealTimeHost(new RealTimeHost.Spec(
-                    "vrdma0",
-                    "127.0.0.1:" + portB,
-                    "10.9.0.2",
-                    RealTimeHost.derivedMac(0x0A090002),
-                    100,
-                    "10.9.0.1",
-                    "127.0.0.1:" + portA,
-                    transport,
-                    4096));
+            b = new RealTimeHost(
+                    new RealTimeHost.Spec(
+                            "vrdma0",
+                            "127.0.0.1:" + portB,
+                            "10.9.0.2",
+                            RealTimeHost.derivedMac(0x0A090002),
+                            100,
+                            "10.9.0.1",
+                            "127.0.0.1:" + portA,
+                            transport,
+                            4096),
+                    spinNs);
             sa = VnicControlServer.start(dir.resolve("a.sock"), hostA.endpoint().device(), hostA.executor());
             serverB =
                     VnicControlServer.start(dir.resolve("b.sock"), b.endpoint().device(), b.executor());
@@ -155,46 +168,63 @@ public final class NativePerftestBench implements AutoCloseable {
         return lib;
     }
 
-    /** Brings up the two hosts. */
-    public static NativePerftestBench start(Path nativeDir) throws Exception {
-        return new NativePerftestBench(nativeDir);
+    /**
+     * Brings up the two hosts.
+     *
+     * @param spinNs how long each host's event loop polls after its last event before it sleeps, as
+     *     {@code ./vrdma host --busy-poll-us} and the Java path's lab (0: it sleeps at once)
+     */
+    public static NativePerftestBench start(Path nativeDir, long spinNs) throws Exception {
+        return new NativePerftestBench(nativeDir, spinNs);
     }
 
     /**
-     * {@code ib_write_bw -s sizeBytes -n writes} (after an unreported warm-up run of half as many)
-     * and {@code ib_send_lat -s latencyBytes -n iterations} (iteration counts rather than perftest's
-     * {@code -D}, whose margins swallow short runs).
+     * An unreported {@code ib_write_bw} run of {@code writes}: the vNIC's ring, memory and control
+     * code is compiled by the JIT during such runs, as the Java path and kernel TCP get a warm-up.
      */
-    public Result run(int sizeBytes, int writes, int latencyBytes, int latencyIterations) throws Exception {
-        // Unreported warm-up, as the Java path and kernel TCP get: the vNIC's ring and memory code
-        // is compiled by the JIT during it.
-        pair(
-                List.of(
-                        "ib_write_bw",
-                        "-d",
-                        "vrdma0",
-                        "-s",
-                        "" + sizeBytes,
-                        "-n",
-                        "" + Math.max(200, writes / 2),
-                        "--report_gbits",
-                        "-N"),
-                300);
+    public void warmUp(int sizeBytes, int writes) throws Exception {
+        pair(writeCommand(sizeBytes, writes), 300);
+    }
+
+    /**
+     * Two runs of a few WRITEs whose perftest CPU (the smaller) is the fixed cost of a run: perftest
+     * spends about 0.2 s of CPU before its first WRITE measuring the clock rate in a loop of {@code
+     * gettimeofday} calls, which no figure per WRITE should carry.
+     */
+    public void measureFixedCost(int sizeBytes) throws Exception {
+        long fixed = Long.MAX_VALUE;
+        for (int i = 0; i < 2; i++) {
+            long c0 = childrenCpuNs();
+            pair(writeCommand(sizeBytes, FIXED_COST_WRITES), 300);
+            fixed = Math.min(fixed, childrenCpuNs() - c0);
+        }
+        perftestFixedCpuNs = fixed;
+    }
+
+    /** The two perftest processes' CPU for a run of next to no WRITEs, measured by {@link #measureFixedCost}. */
+    public long perftestFixedCpuNs() {
+        return perftestFixedCpuNs;
+    }
+
+    /** {@code ib_write_bw -s sizeBytes -n writes} (an iteration count rather than {@code -D}, whose margins swallow short runs). */
+    public WriteRun write(int sizeBytes, int writes) throws Exception {
         MemoryStats memory0 = memoryStats();
         long loops0 = loopCpuNs();
         long alloc0 = loopAllocatedBytes();
         long process0 = processCpuNs();
         long children0 = childrenCpuNs();
         long doorbells0 = serverA.doorbells() + serverB.doorbells();
+        long futex0 = serverA.futexWakes() + serverB.futexWakes();
         long[] u0 = underlayCounters();
         TransportCounters t0 = transportCounters();
-        // -N: no peak bandwidth. Up to 20,000 iterations perftest computes it after the run with a
-        // loop over pairs of iterations, about 0.5 s of CPU at 20,000 that the perftest CPU per
-        // WRITE would otherwise count; the bench reports the average.
-        String write = pair(
-                List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits", "-N"),
-                300);
+        long[] threads0 = ThreadCpu.byKind();
+        String write = pair(writeCommand(sizeBytes, writes), 300);
         double n = writes;
+        long[] threads1 = ThreadCpu.byKind();
+        double[] threads = new double[threads0.length];
+        for (int i = 0; i < threads.length; i++) {
+            threads[i] = (threads1[i] - threads0[i]) / n / 1e3;
+        }
         long[] u1 = underlayCounters();
         TransportCounters t1 = transportCounters();
         double[] underlay = new double[u0.length];
@@ -204,13 +234,15 @@ public final class NativePerftestBench implements AutoCloseable {
         WriteCpu cpu = new WriteCpu(
                 (loopCpuNs() - loops0) / n / 1e3,
                 (processCpuNs() - process0) / n / 1e3,
-                (childrenCpuNs() - children0) / n / 1e3,
+                Math.max(0, childrenCpuNs() - children0 - perftestFixedCpuNs) / n / 1e3,
                 (serverA.doorbells() + serverB.doorbells() - doorbells0) / n,
+                (serverA.futexWakes() + serverB.futexWakes() - futex0) / n,
                 underlay,
                 (t1.txAcks - t0.txAcks) / n,
                 t1.retransmittedPackets - t0.retransmittedPackets,
                 t1.timeouts - t0.timeouts,
-                (loopAllocatedBytes() - alloc0) / n);
+                (loopAllocatedBytes() - alloc0) / n,
+                threads);
         MemoryStats memory1 = memoryStats();
         MemoryStats memory = new MemoryStats(
                 memory1.zeroCopyRegions() - memory0.zeroCopyRegions(),
@@ -220,16 +252,30 @@ public final class NativePerftestBench implements AutoCloseable {
                 memory1.copyBytes() - memory0.copyBytes());
         Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
                 .matcher(write);
-        double gbps = bw.find() ? Double.parseDouble(bw.group(2)) : 0;
-        String lat = pair(
-                List.of("ib_send_lat", "-d", "vrdma0", "-s", "" + latencyBytes, "-n", "" + latencyIterations), 180);
-        Matcher l = Pattern.compile("(?m)^\\s*" + latencyBytes + "\\s+" + latencyIterations
+        if (!bw.find() || Double.parseDouble(bw.group(2)) <= 0) {
+            throw new IllegalStateException("ib_write_bw did not report:\n" + write);
+        }
+        return new WriteRun(Double.parseDouble(bw.group(2)), writes, cpu, memory, write);
+    }
+
+    /** {@code ib_send_lat -s latencyBytes -n iterations}. */
+    public SendLat sendLat(int latencyBytes, int iterations) throws Exception {
+        String lat = pair(List.of("ib_send_lat", "-d", "vrdma0", "-s", "" + latencyBytes, "-n", "" + iterations), 180);
+        Matcher l = Pattern.compile("(?m)^\\s*" + latencyBytes + "\\s+" + iterations
                         + "\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+(\\S+)\\s+([0-9.]+)")
                 .matcher(lat);
-        if (gbps <= 0 || !l.find()) {
-            throw new IllegalStateException("perftest did not report:\n" + write + "\n" + lat);
+        if (!l.find()) {
+            throw new IllegalStateException("ib_send_lat did not report:\n" + lat);
         }
-        return new Result(gbps, Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), write, cpu, memory);
+        return new SendLat(Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), lat);
+    }
+
+    /**
+     * -N: no peak bandwidth. Up to 20,000 iterations perftest computes it after the run with a loop
+     * over pairs of iterations, about 0.5 s of CPU at 20,000; the bench reports the average.
+     */
+    private static List<String> writeCommand(int sizeBytes, int writes) {
+        return List.of("ib_write_bw", "-d", "vrdma0", "-s", "" + sizeBytes, "-n", "" + writes, "--report_gbits", "-N");
     }
 
     /** Both vNICs' memory counters added up. */

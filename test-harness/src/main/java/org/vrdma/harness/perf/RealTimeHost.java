@@ -277,7 +277,13 @@ public final class RealTimeHost implements AutoCloseable {
         return call(() -> {
             var u = host.underlay();
             return new long[] {
-                u.datagramsSent(), u.gsoSends(), u.flushes(), u.datagramsReceived(), u.readBursts(), u.receiveCalls()
+                u.datagramsSent(),
+                u.gsoSends(),
+                u.flushes(),
+                u.datagramsReceived(),
+                u.readBursts(),
+                u.receiveCalls(),
+                u.deferredPayloads()
             };
         });
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
+import org.vrdma.harness.perf.ThreadCpu;
 import picocli.CommandLine;
 
 class BenchCommandTest {
@@ -20,7 +21,8 @@ class BenchCommandTest {
 
     @Test
     void printsBothSidesTheRatiosAndTheMachine() {
-        assertThat(run("bench", "--duration", "0.05", "--size", "8192")).isZero();
+        assertThat(run("bench", "--duration", "0.05", "--size", "8192", "--rounds", "3"))
+                .isZero();
         String text = out.toString();
         assertThat(text).contains("vrdma bench: real time: 2 hosts in this process");
         assertThat(text)
@@ -62,29 +64,75 @@ class BenchCommandTest {
                 .containsPattern(
                         "per WRITE [0-9.]+ datagrams \\([0-9.]+ ACKs\\) \\([0-9.]+ with the payload sent from the"
                                 + " memory region\\), [0-9.]+ GSO sends, [0-9.]+ flushes \\([0-9.]+ sendmmsg calls\\)");
-        // Unmodified perftest through the native library, in the same run.
+        // Unmodified perftest through the native library, in rounds interleaved with the Java path.
         assertThat(text).contains("perftest over the emulator: unmodified ib_write_bw / ib_send_lat");
         assertThat(text)
-                .containsPattern("ib_write_bw, 8192 B \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+");
-        assertThat(text).containsPattern("ib_send_lat, 2 B, typical one-way \\[us\\] +[0-9.]+");
-        assertThat(text).containsPattern("target: perftest bandwidth >= 0.80x the Java path: [0-9.]+x (met|NOT met)");
+                .containsPattern("perftest against the Java path: 3 rounds of \\d+ WRITEs of 8192 B each, the two paths"
+                        + " back to back, which goes first alternating; load average [0-9.]+ before, [0-9.]+ after");
+        // One line per round, the Java path first in rounds 1 and 3, then the medians.
+        String number = " +[0-9.]+";
+        String round = number.repeat(3) + " \\|" + number.repeat(2) + " \\|" + number.repeat(3);
+        assertThat(text).containsPattern("(?m)^1 J" + round + "$");
+        assertThat(text).containsPattern("(?m)^2 P" + round + "$");
+        assertThat(text).containsPattern("(?m)^3 J" + round + "$");
+        assertThat(text).doesNotContainPattern("(?m)^4 [JP]");
+        assertThat(text).containsPattern("(?m)^median" + round + "$");
+        assertThat(text).containsPattern("perftest's CPU leaves out its fixed \\d+ ms of start-up per run");
         assertThat(text)
-                .containsPattern("ib_write_bw CPU per 8192 B WRITE \\(user\\+system\\): [0-9.]+ us both hosts' event"
-                        + " loops, [0-9.]+ us the whole vNIC process, [0-9.]+ us the two perftest processes;"
-                        + " [0-9.]+ doorbells per WRITE");
+                .containsPattern(
+                        "ib_write_bw, 8192 B, median \\[Gbit/s\\] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+");
+        assertThat(text).containsPattern("ib_send_lat, 2 B, typical one-way \\[us\\] +[0-9.]+");
+        assertThat(text)
+                .containsPattern(
+                        "target: perftest bandwidth >= 0.80x the Java path: [0-9.]+x \\(median over median of 3"
+                                + " interleaved rounds; per round [0-9.]+-[0-9.]+x\\) (met|NOT met)");
+        assertThat(text)
+                .containsPattern("ib_write_bw CPU per 8192 B WRITE \\(user\\+system, medians\\): [0-9.]+ us both hosts'"
+                        + " event loops, [0-9.]+ us the whole vNIC process, [0-9.]+ us the two perftest processes;"
+                        + " [0-9.]+ doorbells, [0-9.]+ futex wake-ups per WRITE");
         assertThat(text)
                 .containsPattern("ib_write_bw event-loop CPU per WRITE against the Java path's: [0-9.]+ us against"
                         + " [0-9.]+ us \\([0-9.]+x\\)");
+        assertThat(text)
+                .containsPattern("CPU per WRITE of everything each path runs .*: [0-9.]+ us against [0-9.]+ us"
+                        + " \\([0-9.]+x\\)");
+        assertThat(text)
+                .containsPattern("this process's CPU per WRITE by threads \\(medians, us\\): Java path loops [0-9.]+,"
+                        + " JIT [0-9.]+, GC [0-9.]+, control and doorbells [0-9.]+, other [0-9.]+; perftest loops"
+                        + " [0-9.]+, JIT [0-9.]+");
         // The same underlay and ACK counters as the Java path's, per perftest WRITE.
         assertThat(text)
-                .containsPattern(
-                        "ib_write_bw underlay \\(both hosts\\) per WRITE: [0-9.]+ datagrams \\([0-9.]+ ACKs\\),"
-                                + " [0-9.]+ GSO sends, [0-9.]+ flushes, [0-9.]+ read bursts, [0-9.]+ recvmmsg calls; \\d+ packets"
-                                + " retransmitted after \\d+ timeouts; [0-9.]+ B of heap allocated by the event loops");
-        // Both perftest processes' buffers are zero-copy: the vNICs made no process_vm call.
+                .containsPattern("ib_write_bw underlay \\(both hosts\\) per WRITE: [0-9.]+ datagrams \\([0-9.]+ ACKs\\)"
+                        + " \\([0-9.]+ with the payload sent from the memory region\\), [0-9.]+ GSO sends,"
+                        + " [0-9.]+ flushes, [0-9.]+ read bursts, [0-9.]+ recvmmsg calls; \\d+ packets"
+                        + " retransmitted after \\d+ timeouts; [0-9.]+ B of heap allocated by the event loops");
+        // Both perftest processes' buffers are zero-copy in every round: the vNICs made no process_vm call.
         assertThat(text)
-                .contains("ib_write_bw registered memory: 2 regions zero-copy, 0 through"
+                .contains("ib_write_bw registered memory: 6 regions zero-copy, 0 through"
                         + " process_vm_readv/writev (0 memfds refused), 0 process_vm calls");
+    }
+
+    @Test
+    void mediansAreTheMiddleValues() {
+        assertThat(NativeBench.median(new double[] {3, 1, 2})).isEqualTo(2);
+        assertThat(NativeBench.median(new double[] {4, 1, 3, 2})).isEqualTo(2.5);
+        assertThat(NativeBench.median(new double[] {0.4, 9})).isEqualTo(4.7);
+        assertThat(NativeBench.median(new double[0])).isZero();
+    }
+
+    @Test
+    void threadsAreSortedByKind() {
+        assertThat(ThreadCpu.kind("C2 CompilerThre")).isEqualTo(ThreadCpu.JIT);
+        assertThat(ThreadCpu.kind("C1 CompilerThre")).isEqualTo(ThreadCpu.JIT);
+        assertThat(ThreadCpu.kind("GC Thread#0")).isEqualTo(ThreadCpu.GC);
+        assertThat(ThreadCpu.kind("G1 Refine#0")).isEqualTo(ThreadCpu.GC);
+        assertThat(ThreadCpu.kind("vrdma-doorbell-")).isEqualTo(ThreadCpu.CONTROL);
+        assertThat(ThreadCpu.kind("ForkJoinPool-1-")).isEqualTo(ThreadCpu.CONTROL);
+        assertThat(ThreadCpu.kind("vrdma-vrdma0-1-")).isEqualTo(ThreadCpu.LOOPS);
+        assertThat(ThreadCpu.kind("vrdma-host-1-2")).isEqualTo(ThreadCpu.LOOPS);
+        assertThat(ThreadCpu.kind("main")).isEqualTo(ThreadCpu.OTHER);
+        // This JVM has run code: its threads' CPU is there, by kind.
+        assertThat(java.util.Arrays.stream(ThreadCpu.byKind()).sum()).isPositive();
     }
 
     @Test
@@ -113,7 +161,8 @@ class BenchCommandTest {
         assertThat(run("bench", "--duration", "0")).isEqualTo(2);
         assertThat(run("bench", "--size", "0")).isEqualTo(2);
         assertThat(run("bench", "--busy-poll-us", "-1")).isEqualTo(2);
-        assertThat(err.toString()).contains("--duration", "--size", "--busy-poll-us");
+        assertThat(run("bench", "--rounds", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--duration", "--size", "--busy-poll-us", "--rounds");
     }
 
     @Test
