@@ -722,10 +722,10 @@ final class RcRequester {
             srCursor = psn;
             srLimit = psn;
             rewalking = false;
-        } else if (hasSack) {
+        } else if (hasSack && outstandingRdAtomic == 0) {
             // The SACKed packet left after every hole that was sent before it: those are lost.
             resendSentBefore(psn, lastSentNs[sack & trackMask], nowNs);
-        } else if (Psn.lt(psn, srCursor) && resendLost(psn, -1, nowNs)) {
+        } else if (Psn.lt(psn, srCursor) && resendLost(psn, hasSack ? sack : -1, nowNs)) {
             // The hole was resent this episode and is still reported: the resend was lost too, and
             // so were the resends after it that left before the packet now SACKed (the path keeps
             // order). Walk them again; a resent message whose first packet was lost is dropped whole.
@@ -784,7 +784,9 @@ final class RcRequester {
      * so every packet from {@code fromPsn} on that is still missing and left before it is lost, as
      * the path keeps order: resend those (and only those; later ones may still arrive). A NAK names
      * only the first hole, so holes above it whose resends were lost too were otherwise found one
-     * per round trip, or one per probe when no NAK came at all.
+     * per round trip, or one per probe when no NAK came at all. Only while no READ or atomic is
+     * outstanding: a READ's send time is kept at the PSN its request went with, not at each
+     * response's, and its responses are asked for again when a later one arrives.
      */
     private void resendSentBefore(final int fromPsn, final long deliveredSentNs, final long nowNs) {
         if (deliveredSentNs <= lossMarkSentNs || nowNs - deliveredSentNs < minRttNs / 2) {
@@ -1058,6 +1060,7 @@ final class RcRequester {
         } else if (!rnrWait) {
             restartRto(nowNs);
             if (mode == RecoveryMode.SELECTIVE_REPEAT
+                    && outstandingRdAtomic == 0
                     && lastSentNs[sndUna & trackMask] < deliveredSentNs
                     && !sacked.get(sndUna)) {
                 // The oldest packet left before one now acknowledged (a probe or a resend that
