@@ -600,6 +600,10 @@ final class RcRequester {
                 resentSamplePsn = psn;
                 resentSampleSentNs = rttSampleSentNs;
                 resentSampleRttNs = -1;
+            } else if (rttSampling && Psn.lt(psn, rttSamplePsn)) {
+                // An earlier packet resent after the sampled one left: the ACK that covers the
+                // sample may wait for that resend, and would time the recovery, not the path.
+                rttSampling = false;
             }
         } else if (!rttSampling && sampleRtt) {
             rttSampling = true;
@@ -789,7 +793,7 @@ final class RcRequester {
      * response's, and its responses are asked for again when a later one arrives.
      */
     private void resendSentBefore(final int fromPsn, final long deliveredSentNs, final long nowNs) {
-        if (deliveredSentNs <= lossMarkSentNs || nowNs - deliveredSentNs < minRttNs / 2) {
+        if (deliveredSentNs <= lossMarkSentNs || nowNs - deliveredSentNs < minPathRttNs() / 2) {
             // Nothing new; or the answer came too soon to be for that copy, so it was for an
             // earlier one that says nothing about the packets sent in between.
             return;
@@ -811,6 +815,17 @@ final class RcRequester {
         rewalking = true;
         srCursor = fromPsn;
         window.source().onResend(nowNs);
+    }
+
+    /**
+     * The shortest round trip a copy can take: the configured base round trip, or the smallest
+     * sampled if shorter. (Samples taken while a queue was full, as in an incast, can all be far
+     * above it; a guard at half of those missed the probe answers that came back through the empty
+     * queue.)
+     */
+    private long minPathRttNs() {
+        final long base = device.config().baseRttNs();
+        return minRttNs == 0 ? base : Math.min(base, minRttNs);
     }
 
     private long lostRetransmitThresholdNs() {
