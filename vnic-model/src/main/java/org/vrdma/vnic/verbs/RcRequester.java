@@ -1075,6 +1075,8 @@ final class RcRequester {
         } else if (!rnrWait) {
             restartRto(nowNs);
             if (mode == RecoveryMode.SELECTIVE_REPEAT
+                    && inRecovery
+                    && sackedCount > 0
                     && outstandingRdAtomic == 0
                     && lastSentNs[sndUna & trackMask] < deliveredSentNs
                     && !sacked.get(sndUna)) {
