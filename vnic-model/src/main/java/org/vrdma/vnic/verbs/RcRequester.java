@@ -600,10 +600,6 @@ final class RcRequester {
                 resentSamplePsn = psn;
                 resentSampleSentNs = rttSampleSentNs;
                 resentSampleRttNs = -1;
-            } else if (rttSampling && Psn.lt(psn, rttSamplePsn)) {
-                // An earlier packet resent after the sampled one left: the ACK that covers the
-                // sample may wait for that resend, and would time the recovery, not the path.
-                rttSampling = false;
             }
         } else if (!rttSampling && sampleRtt) {
             rttSampling = true;
