@@ -69,6 +69,14 @@ public interface CongestionControl {
     default void onTimeout(long nowNs) {}
 
     /**
+     * The transport sent packets again without a loss signal: a tail-loss probe after a quiet
+     * round trip (the loss is not confirmed; the packets may still be on their way), or holes found
+     * lost because a packet sent after them arrived. No reaction to congestion is due, but the
+     * sending order no longer follows the sequence.
+     */
+    default void onResend(long nowNs) {}
+
+    /**
      * In-band network telemetry echoed by the receiver on the ACK just reported with {@link
      * #onAck}. The holder is reused by the caller: read it now, never keep it.
      */

@@ -82,6 +82,11 @@ public final class TransmitGate {
         sync(nowNs);
     }
 
+    /** Packets went again without a loss signal (see {@link CongestionControl#onResend}). */
+    public void onResend(final long nowNs) {
+        cc.onResend(nowNs);
+    }
+
     /** The timer requested through {@link #nextTimerNs()} fired. */
     public void onTimer(final long nowNs) {
         cc.onTimer(nowNs);

@@ -129,6 +129,15 @@ public final class Swift implements CongestionControl {
         }
     }
 
+    /**
+     * No window change (the loss is not confirmed), but the send-time log must know the resent
+     * packets: otherwise it takes later ACKs for earlier packets and adds pacing gaps to the delay.
+     */
+    @Override
+    public void onResend(final long nowNs) {
+        sendTimes.onLoss();
+    }
+
     @Override
     public long rateBps() {
         return cachedRateBps;

@@ -128,6 +128,15 @@ public final class Timely implements CongestionControl {
         sendTimes.onTimeout();
     }
 
+    /**
+     * No rate change (the loss is not confirmed), but the send-time log must know the resent
+     * packets: otherwise it takes later ACKs for earlier packets and adds pacing gaps to the delay.
+     */
+    @Override
+    public void onResend(final long nowNs) {
+        sendTimes.onLoss();
+    }
+
     /** One TIMELY update with a completion's RTT (exposed for tests and per-completion callers). */
     public void onRttSample(final long rttNs) {
         final double newRttDiff = rttNs - prevRttNs;

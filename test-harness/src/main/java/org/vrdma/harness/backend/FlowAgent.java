@@ -661,6 +661,11 @@ public final class FlowAgent {
         }
 
         @Override
+        public void onResend(long nowNs) {
+            inner.onResend(nowNs);
+        }
+
+        @Override
         public void onTimer(long nowNs) {
             inner.onTimer(nowNs);
         }

@@ -67,6 +67,11 @@ public final class CongestionControlSource implements RateWindowSource {
     }
 
     @Override
+    public void onResend(long nowNs) {
+        cc.onResend(nowNs);
+    }
+
+    @Override
     public void onTimer(long nowNs) {
         cc.onTimer(nowNs);
     }

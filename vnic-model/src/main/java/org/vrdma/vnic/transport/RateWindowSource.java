@@ -36,6 +36,13 @@ public interface RateWindowSource {
     /** The retransmission timer expired. */
     default void onTimeout(long nowNs) {}
 
+    /**
+     * Packets went again without a loss signal (a tail-loss probe, or holes found lost because a
+     * packet sent after them arrived): no reaction to congestion, but the packets sent no longer
+     * follow the sequence, as after {@link #onLoss}.
+     */
+    default void onResend(long nowNs) {}
+
     /** The timer requested by {@link #nextTimerNs()} expired. */
     default void onTimer(long nowNs) {}
 

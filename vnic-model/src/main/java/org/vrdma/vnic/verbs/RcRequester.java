@@ -112,6 +112,32 @@ final class RcRequester {
     private boolean gbnProbePending;
 
     private long gbnProbeNs;
+    /**
+     * A tail-loss probe went and no RTT sample came since: the next probe waits for one. A probe
+     * that goes because the round trip grew (a queue building up) resends the sampled packet, so by
+     * Karn's rule its ACK gives no sample; probing again at the old round trip kept every later
+     * sample from being taken and resent each packet of a window-limited flow.
+     */
+    private boolean probeWaitsForSample;
+    /**
+     * The RTT sample a resend made ambiguous (Karn): its packet, that packet's first send time and,
+     * once acknowledged, the round trip from it (-1 while unknown). If a duplicate ACK then shows
+     * the responder got the resent copy too, the first ACK was the original's and the sample holds.
+     * Without it a round trip that grows past the probe time (a queue building up) is never learnt:
+     * each probe or timeout resends exactly the packets whose samples would have shown it.
+     */
+    private int resentSamplePsn;
+
+    private long resentSampleSentNs = -1;
+    private long resentSampleRttNs = -1;
+    /** Smallest RTT sampled (0 before the first): no copy of a packet comes back sooner. */
+    private long minRttNs;
+    /**
+     * Send time of the newest delivered packet that marked the packets sent before it as lost; a
+     * delivery only marks more when it was sent later than this.
+     */
+    private long lossMarkSentNs = Long.MIN_VALUE;
+
     private boolean rnrWait;
     private long rnrTimerId = TimerService.NO_TIMER;
     private long paceTimerId = TimerService.NO_TIMER;
@@ -158,6 +184,9 @@ final class RcRequester {
         sackedCount = 0;
         inRecovery = false;
         rewalking = false;
+        probeWaitsForSample = false;
+        resentSampleSentNs = -1;
+        lossMarkSentNs = Long.MIN_VALUE;
         srSinglePsn = -1;
         outstandingRdAtomic = 0;
         rttSampling = false;
@@ -608,6 +637,9 @@ final class RcRequester {
             counters.retransmittedPackets++;
             if (rttSampling && rttSamplePsn == psn) {
                 rttSampling = false; // Karn: a resent packet's ACK is ambiguous
+                resentSamplePsn = psn;
+                resentSampleSentNs = rttSampleSentNs;
+                resentSampleRttNs = -1;
             }
         } else if (!rttSampling && sampleRtt) {
             rttSampling = true;
@@ -690,6 +722,9 @@ final class RcRequester {
         }
         final int syn = p.aethSyndrome;
         if (Aeth.isAck(syn)) {
+            if (d == 0) {
+                onDuplicateAck();
+            }
             onCumulativeAck(psn, nowNs);
             return;
         }
@@ -748,6 +783,9 @@ final class RcRequester {
             srCursor = psn;
             srLimit = psn;
             rewalking = false;
+        } else if (hasSack && outstandingRdAtomic == 0) {
+            // The SACKed packet left after every hole that was sent before it: those are lost.
+            resendSentBefore(psn, sentNs(sack), nowNs);
         } else if (Psn.lt(psn, srCursor) && resendLost(psn, hasSack ? sack : -1, nowNs)) {
             // The hole was resent this episode and is still reported: the resend was lost too, and
             // so were the resends after it that left before the packet now SACKed (the path keeps
@@ -800,6 +838,51 @@ final class RcRequester {
             return sentNs(sackPsn) > resentNs;
         }
         return nowNs - resentNs > lostRetransmitThresholdNs();
+    }
+
+    /**
+     * Selective repeat: packet {@code deliveredSentNs} was sent at arrived (SACKed or acknowledged),
+     * so every packet from {@code fromPsn} on that is still missing and left before it is lost, as
+     * the path keeps order: resend those (and only those; later ones may still arrive). A NAK names
+     * only the first hole, so holes above it whose resends were lost too were otherwise found one
+     * per round trip, or one per probe when no NAK came at all. Only while no READ or atomic is
+     * outstanding: a READ's send time is kept at the PSN its request went with, not at each
+     * response's, and its responses are asked for again when a later one arrives.
+     */
+    private void resendSentBefore(final int fromPsn, final long deliveredSentNs, final long nowNs) {
+        if (deliveredSentNs <= lossMarkSentNs || nowNs - deliveredSentNs < minPathRttNs() / 2) {
+            // Nothing new; or the answer came too soon to be for that copy, so it was for an
+            // earlier one that says nothing about the packets sent in between.
+            return;
+        }
+        if (!inRecovery || Psn.ge(srCursor, srLimit)) {
+            if (!inRecovery) {
+                inRecovery = true;
+                recoveryPoint = sndMax;
+            }
+            rewalkEndPsn = sndMax;
+            srLimit = sndMax;
+        } else if (Psn.lt(fromPsn, srCursor)) {
+            rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
+        } else {
+            return; // the walk has not got there yet: it resends them
+        }
+        lossMarkSentNs = deliveredSentNs;
+        rewalkBeforeNs = rewalking ? Math.max(rewalkBeforeNs, deliveredSentNs) : deliveredSentNs;
+        rewalking = true;
+        srCursor = fromPsn;
+        window.source().onResend(nowNs);
+    }
+
+    /**
+     * The shortest round trip a copy can take: the configured base round trip, or the smallest
+     * sampled if shorter. (Samples taken while a queue was full, as in an incast, can all be far
+     * above it; a guard at half of those missed the probe answers that came back through the empty
+     * queue.)
+     */
+    private long minPathRttNs() {
+        final long base = device.config().baseRttNs();
+        return minRttNs == 0 ? base : Math.min(base, minRttNs);
     }
 
     private long lostRetransmitThresholdNs() {
@@ -954,14 +1037,36 @@ final class RcRequester {
             long rttNs = -1;
             if (rttSampling && Psn.le(rttSamplePsn, a)) {
                 rttNs = nowNs - rttSampleSentNs;
-                rto.onRttSample(rttNs);
-                device.pathRtt().onRttSample(rttNs);
+                onRttSample(rttNs);
                 rttSampling = false;
+                resentSampleSentNs = -1;
+            } else if (resentSampleSentNs >= 0 && resentSampleRttNs < 0 && Psn.le(resentSamplePsn, a)) {
+                resentSampleRttNs = nowNs - resentSampleSentNs;
             }
             window.source().onAck(nowNs, (long) newly * pmtu, rttNs, false);
             syncCcTimer();
         }
         retire(nowNs);
+    }
+
+    private void onRttSample(final long rttNs) {
+        probeWaitsForSample = false;
+        minRttNs = minRttNs == 0 ? rttNs : Math.min(minRttNs, rttNs);
+        rto.onRttSample(rttNs);
+        device.pathRtt().onRttSample(rttNs);
+    }
+
+    /**
+     * An ACK that acknowledges nothing new: the responder got a packet it had (a resent copy). If
+     * a resend had made the RTT sample ambiguous and its packet is acknowledged, the first ACK was
+     * the original's: the sample holds (the Eifel test, with the duplicate ACK as the evidence).
+     */
+    private void onDuplicateAck() {
+        if (resentSampleSentNs >= 0 && resentSampleRttNs >= 0) {
+            onRttSample(resentSampleRttNs);
+            resentSampleSentNs = -1;
+            resentSampleRttNs = -1;
+        }
     }
 
     /** Completes, in order, every WQE that is fully acknowledged or answered. */
@@ -1006,7 +1111,9 @@ final class RcRequester {
     }
 
     private void advanceUna(final int newUna, final long nowNs) {
+        long deliveredSentNs = Long.MIN_VALUE;
         for (int p = sndUna; p != newUna; p = Psn.next(p)) {
+            deliveredSentNs = Math.max(deliveredSentNs, sentNs(p));
             if (sacked.get(p)) {
                 sacked.clear(p);
                 sackedCount--;
@@ -1024,6 +1131,16 @@ final class RcRequester {
             gbnProbePending = false;
         } else if (!rnrWait) {
             restartRto(nowNs);
+            if (mode == RecoveryMode.SELECTIVE_REPEAT
+                    && inRecovery
+                    && sackedCount > 0
+                    && outstandingRdAtomic == 0
+                    && sentNs(sndUna) < deliveredSentNs
+                    && !sacked.get(sndUna)) {
+                // The oldest packet left before one now acknowledged (a probe or a resend that
+                // arrived): it is lost, and so may be others sent before that one.
+                resendSentBefore(sndUna, deliveredSentNs, nowNs);
+            }
             if (gbnProbePending && sentNs(sndUna) < gbnProbeNs && nowNs - gbnProbeNs >= rto.srttNs() / 2) {
                 // The probe filled the tail's first hole but the responder, accepting only in order,
                 // dropped what followed it: replay the rest now rather than probing one per round trip.
@@ -1133,7 +1250,7 @@ final class RcRequester {
     private void restartRto(final long nowNs) {
         rtoArmed = true;
         rtoStartNs = nowNs;
-        probeDue = true;
+        probeDue = !probeWaitsForSample;
         armRtoTimer(nowNs);
     }
 
@@ -1166,15 +1283,20 @@ final class RcRequester {
     }
 
     /**
-     * When a tail-loss probe goes if nothing progressed: two smoothed round trips plus the pacer's
-     * ACK gap after the period began or the last answer arrived (NAKs still coming show a live path
-     * and the holes they report). Before the first RTT sample there is no probe.
+     * When a tail-loss probe goes if nothing progressed: two smoothed round trips, or the RTO
+     * before its floor (SRTT + 4 RTTVAR) when the round trip varies more, plus the pacer's ACK gap,
+     * after the period began or the last answer arrived (NAKs still coming show a live path and the
+     * holes they report). Two round trips alone probed every packet of a flow whose round trip
+     * swings with a queue (HPCC's one-packet windows in an incast). Before the first RTT sample
+     * there is no probe.
      */
     private long probeDeadlineNs() {
         if (!rto.hasSample()) {
             return Long.MAX_VALUE;
         }
-        return Math.max(rtoStartNs, lastAnswerNs) + 2 * rto.srttNs() + ackGapNs();
+        final long srtt = rto.srttNs();
+        final long quietNs = Math.max(2 * srtt, srtt + 4 * rto.rttvarNs());
+        return Math.max(rtoStartNs, lastAnswerNs) + quietNs + ackGapNs();
     }
 
     /**
@@ -1267,7 +1389,9 @@ final class RcRequester {
         rto.onTimeout();
         window.source().onTimeout(nowNs);
         syncCcTimer();
-        rttSampling = false;
+        // The sample stays unless its packet is resent (Karn, in emit): a resend the pacer still
+        // holds when the ACK comes leaves it unambiguous, and it is the sample that shows the round
+        // trip grew past the RTO.
         for (long s = sq.head; s < assignedEnd; s++) {
             sq.get(s).reRequestedPsn = -1;
         }
@@ -1317,6 +1441,8 @@ final class RcRequester {
      */
     private void sendTailProbe(final long nowNs) {
         counters.tailProbes++;
+        probeWaitsForSample = true;
+        window.source().onResend(nowNs);
         for (long s = sq.head; s < assignedEnd; s++) {
             sq.get(s).reRequestedPsn = -1;
         }
