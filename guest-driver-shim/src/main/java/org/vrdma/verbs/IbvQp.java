@@ -33,7 +33,9 @@ import org.vrdma.vnic.verbs.WrOpcode;
  *
  * <p><b>Posting</b> never waits for the device: {@link #postSend} and {@link #postRecv} check the
  * request (EINVAL for a bad opcode, size, state or handle; ENOMEM when the queue is full), copy it
- * into a ring the device's event loop drains, and wake the loop. Problems the device finds in the
+ * into a ring the device's event loop drains, and wake the loop; a message that arrives before that
+ * drain and finds the receive queue empty drains the ring itself, so a receive posted before the
+ * peer sends is always found. Problems the device finds in the
  * memory itself (a bad lkey, an address outside the region, missing access rights) are not errors
  * of the call but error completions (LOC_PROT_ERR), as with hardware. A send queue slot is free
  * again once a completion for that request, or for a later one, has been produced: post with
@@ -137,6 +139,11 @@ public final class IbvQp implements AutoCloseable {
         this.modelWr = new SendWorkRequest(maxSendSge);
         this.recvRing = srq == null ? new RecvRing(maxRecvWr, maxRecvSge) : null;
         this.attached = null;
+        if (recvRing != null) {
+            // The loop handles a message before queued tasks: one finding the queue empty takes the
+            // receives already posted instead of waiting for their drain (UD would drop it).
+            qp.receiveRefill(recvDrain);
+        }
         refreshMirrors();
     }
 

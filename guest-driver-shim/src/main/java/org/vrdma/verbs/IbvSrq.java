@@ -39,6 +39,8 @@ public final class IbvSrq implements AutoCloseable {
         this.maxSge = maxSge;
         this.ring = new RecvRing(maxWr, maxSge);
         this.attached = null;
+        // A message finding the queue empty takes the receives posted but not yet drained.
+        srq.receiveRefill(drainTask);
     }
 
     /** A shared receive queue of an attached context, with the sizes the vNIC granted. */

@@ -251,6 +251,63 @@ class VerbsApiTest {
                 .isEqualTo("inline!");
     }
 
+    /**
+     * A receive posted before the message that needs it is sent must be found even when the loop
+     * handles the message before the task that hands the receive to the device (the loop picks up
+     * its socket's datagrams before queued tasks): UD has no retry, so a miss loses the message. Here
+     * the message arrives inside a task queued ahead of that hand-off.
+     */
+    @Test
+    void udReceivePostedBeforeTheSendIsFoundAheadOfItsHandOff() throws Exception {
+        IbvSrq srq = a.ctx.createSrq(a.pd, 8, 1, 0);
+        IbvQp sender = a.qp(IbvQpInitAttr.ud(a.cq, 16));
+        IbvQp own = a.qp(IbvQpInitAttr.ud(a.cq, 16));
+        IbvQpInitAttr shared = IbvQpInitAttr.ud(a.cq, 16);
+        shared.srq = srq;
+        IbvQp onSrq = a.qp(shared);
+        QpInfo local = QpInfo.of(sender, a.mr);
+        for (IbvQp q : new IbvQp[] {sender, own, onSrq}) {
+            QpConnector.udToRts(q, 0x2222, local);
+        }
+        try (IbvAh self = a.pd.createAh(IbvAhAttr.of(local.gid()))) {
+            for (int n = 0; n < 2; n++) {
+                IbvQp target = n == 0 ? own : onSrq;
+                long sendId = 200 + n;
+                long recvId = 100 + n;
+                java.util.concurrent.CountDownLatch posted = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.CompletableFuture<Void> sent = new java.util.concurrent.CompletableFuture<>();
+                a.ctx.loop.execute(() -> {
+                    try {
+                        posted.await();
+                        IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, 64);
+                        s.wrId = sendId;
+                        s.sendFlags = SendFlags.SIGNALED;
+                        s.ah = self;
+                        s.remoteQpn = target.qpNum();
+                        s.remoteQkey = 0x2222;
+                        sender.postSend(s);
+                        sent.complete(null);
+                    } catch (Throwable t) {
+                        sent.completeExceptionally(t);
+                    }
+                });
+                IbvRecvWr r = new IbvRecvWr(1).addSge(a.mr, 4096 + n * 1024L, 40 + 64);
+                r.wrId = recvId;
+                if (target == onSrq) {
+                    srq.postRecv(r);
+                } else {
+                    target.postRecv(r);
+                }
+                posted.countDown();
+                sent.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                long[] ids = {a.next().wrId, a.next().wrId};
+                assertThat(ids).containsExactlyInAnyOrder(sendId, recvId);
+            }
+        }
+        onSrq.close();
+        srq.close();
+    }
+
     @Test
     void udSendArrivesWithGrh() {
         IbvQp ua = a.qp(IbvQpInitAttr.ud(a.cq, 16));
