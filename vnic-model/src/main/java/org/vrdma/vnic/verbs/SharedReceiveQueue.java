@@ -91,7 +91,8 @@ public final class SharedReceiveQueue {
 
     /**
      * Sets what runs when an arriving message finds this queue empty, before it is refused (see
-     * {@link QueuePair#receiveRefill}); it may call {@link #postRecv}. Null removes it.
+     * {@link QueuePair#receiveRefill}), and when a message leaves it below the armed limit, before
+     * the limit event is raised; it may call {@link #postRecv}. Null removes it.
      */
     public void receiveRefill(final Runnable refill) {
         this.receiveRefill = refill;
@@ -103,6 +104,10 @@ public final class SharedReceiveQueue {
         }
         if (!queue.takeInto(dst)) {
             return false;
+        }
+        if (limit > 0 && queue.size() < limit && receiveRefill != null) {
+            // Receives the driver was handed but has not passed on yet are in the queue too.
+            receiveRefill.run();
         }
         if (limit > 0 && queue.size() < limit) {
             limit = 0;

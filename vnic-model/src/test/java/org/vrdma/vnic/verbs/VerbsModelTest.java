@@ -419,6 +419,71 @@ class VerbsModelTest {
     }
 
     @Test
+    void srqLimitCountsTheReceivesTheDriverHasNotHandedOverYet() {
+        try (Fabric f = fabric()) {
+            final java.util.List<AsyncEventType> events = new java.util.ArrayList<>();
+            f.b.device.asyncEventHandler((type, source) -> events.add(type));
+            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 8, 1, 2);
+            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
+            final QpInitAttr ib = QpInitAttr.of(QpType.UD, f.b.cq);
+            ib.srq = srq;
+            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, ib);
+            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
+                final QpAttr a = new QpAttr();
+                a.qpState = QpState.INIT;
+                a.qkey = 0x11111111;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
+                a.qpState = QpState.RTR;
+                qp.modify(a, QpAttrMask.STATE);
+                a.qpState = QpState.RTS;
+                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+            }
+            final int[] posted = {0};
+            final Runnable post = () -> {
+                final RecvWorkRequest r = new RecvWorkRequest();
+                r.addSge(Fabric.BASE, 40 + 64, f.b.mr.lkey());
+                r.wrId = 100 + posted[0]++;
+                srq.postRecv(r);
+            };
+            post.run();
+            post.run();
+            // Two more are posted by the application but still on their way to the queue.
+            final int[] pending = {2};
+            srq.receiveRefill(() -> {
+                while (pending[0] > 0) {
+                    pending[0]--;
+                    post.run();
+                }
+            });
+            final AddressHandle ah = f.a.pd.createAddressHandle(AhAttr.of(Fabric.IP_B, 0xB));
+            final SendWorkRequest wr = new SendWorkRequest();
+            wr.ah = ah;
+            wr.remoteQpn = ub.qpNum();
+            wr.remoteQkey = 0x11111111;
+            wr.addSge(Fabric.BASE, 64, f.a.mr.lkey());
+            ua.postSend(wr);
+            f.settle();
+            assertThat(srq.size()).as("the pending receives joined the queue").isEqualTo(3);
+            assertThat(events).as("three receives outstanding, limit 2").isEmpty();
+            assertThat(srq.limit()).isEqualTo(2);
+            ua.postSend(wr);
+            ua.postSend(wr);
+            f.settle();
+            assertThat(srq.size()).isEqualTo(1);
+            assertThat(events).containsExactly(AsyncEventType.SRQ_LIMIT_REACHED);
+            assertThat(srq.limit()).isZero();
+            final QpAttr reset = new QpAttr();
+            reset.qpState = QpState.RESET;
+            ua.modify(reset, QpAttrMask.STATE);
+            ub.modify(reset, QpAttrMask.STATE);
+            ua.destroy();
+            ub.destroy();
+            srq.destroy();
+            ah.destroy();
+        }
+    }
+
+    @Test
     void udReceivesFromASharedReceiveQueueThatIsRefilledWhenAMessageFindsItEmpty() {
         try (Fabric f = fabric()) {
             final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 4, 1, 0);
