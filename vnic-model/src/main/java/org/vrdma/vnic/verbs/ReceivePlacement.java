@@ -114,16 +114,13 @@ final class ReceivePlacement {
                 complete(WcStatus.REM_INV_REQ_ERR, WcOpcode.RECV, (int) placedBytes, false, 0, false);
                 return INVALIDATE_ERROR;
             }
-            held = false;
-            qp.completeRecv(
-                    recv.wrId,
+            // The completion carries the invalidated key where an immediate would stand.
+            complete(
                     WcStatus.SUCCESS,
                     WcOpcode.RECV,
                     (int) placedBytes,
                     false,
                     p.iethRkey,
-                    qp.peerQpn(),
-                    qp.peerIpv4(),
                     WcFlags.WITH_INV,
                     p.solicited);
             return COMPLETED;
@@ -140,7 +137,19 @@ final class ReceivePlacement {
             final boolean withImm,
             final int imm,
             final boolean solicited) {
+        complete(status, opcode, byteLen, withImm, imm, 0, solicited);
+    }
+
+    private void complete(
+            final WcStatus status,
+            final WcOpcode opcode,
+            final int byteLen,
+            final boolean withImm,
+            final int imm,
+            final int wcFlags,
+            final boolean solicited) {
         held = false;
-        qp.completeRecv(recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), 0, solicited);
+        qp.completeRecv(
+                recv.wrId, status, opcode, byteLen, withImm, imm, qp.peerQpn(), qp.peerIpv4(), wcFlags, solicited);
     }
 }
