@@ -376,6 +376,11 @@ public final class CcFigures {
     private static final Column QUEUE_MAX = Column.of("queue max kB", r -> fmt(queue(r)[1]));
     private static final Column LAST_FLOW_DONE = Column.of("last flow done ms", r -> fmt(lastEndNs(r) / 1e6));
 
+    /** A PFC counter of the run; "–" for a run without PFC. */
+    private static Column pfcColumn(String header, Function<LabResults.Pfc, String> cell) {
+        return Column.of(header, r -> r.pfc() == null ? "–" : cell.apply(r.pfc()));
+    }
+
     /** Percentile {@code p} of the slowdowns of the flows {@code minBytes < size <= maxBytes}. */
     private static Column slowdownColumn(String header, long minBytes, long maxBytes, double p) {
         return Column.of(header, r -> slowdown(r, minBytes, maxBytes, p));
@@ -528,25 +533,12 @@ public final class CcFigures {
                                         "link transmissions",
                                         r -> Long.toString(r.counters().linkTransmissions())),
                                 LAST_FLOW_DONE,
-                                Column.of(
-                                        "PAUSE frames",
-                                        r -> r.pfc() == null
-                                                ? "–"
-                                                : Long.toString(r.pfc().pauseFramesSent())),
-                                Column.of(
-                                        "paused ms",
-                                        r -> r.pfc() == null ? "–" : fmt(r.pfc().pausedNs() / 1e6)),
-                                Column.of(
+                                pfcColumn("PAUSE frames", p -> Long.toString(p.pauseFramesSent())),
+                                pfcColumn("paused ms", p -> fmt(p.pausedNs() / 1e6)),
+                                pfcColumn(
                                         "NICs paused / ms",
-                                        r -> r.pfc() == null
-                                                ? "–"
-                                                : r.pfc().hostNicsPaused() + " / "
-                                                        + fmt(r.pfc().hostNicPausedNs() / 1e6)),
-                                Column.of(
-                                        "held behind pauses",
-                                        r -> r.pfc() == null
-                                                ? "–"
-                                                : Long.toString(r.pfc().pauseDelayedPackets()))));
+                                        p -> p.hostNicsPaused() + " / " + fmt(p.hostNicPausedNs() / 1e6)),
+                                pfcColumn("held behind pauses", p -> Long.toString(p.pauseDelayedPackets()))));
     }
 
     private static LabResults r0(List<LabRunner.Outcome> outcomes) {
