@@ -227,8 +227,7 @@ final class RcResponder {
             messageState = NO_MESSAGE;
             msn = (msn + 1) & Psn.MASK;
             if (imm) {
-                recv.complete(
-                        WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, ctx.dmaLength, true, p.immData, p.solicited);
+                recv.completeWriteWithImm(ctx.dmaLength, p);
             }
         } else {
             messageState = IN_WRITE;
@@ -477,12 +476,16 @@ final class RcResponder {
 
     /**
      * 0 if {@code [va, va+len)} of region or window {@code rkey} is open to {@code access} (the region
-     * reached is then {@link #checkedRegion}), else a NAK code.
+     * reached is then {@link #checkedRegion}), else a NAK code. A zero-length READ or WRITE names no
+     * memory: only the QP's access flags are checked, and {@link #checkedRegion} stays null.
      */
     private int checkRemote(final int rkey, final long va, final int len, final int access) {
         checkedRegion = null;
         if (!AccessFlags.has(qp.accessFlags(), access)) {
             return Aeth.NAK_REMOTE_ACCESS_ERROR;
+        }
+        if (len == 0) {
+            return 0;
         }
         // A region's rkey or a bound memory window's: the region the access then reaches.
         final MemoryRegion mr = device.remoteRegion(qp, rkey, va, len, access);
@@ -519,7 +522,7 @@ final class RcResponder {
         free.firstPsn = p.psn;
         free.numPackets = packets;
         free.mr = mr;
-        free.mrOffset = p.rethVa - mr.addr();
+        free.mrOffset = mr == null ? 0 : p.rethVa - mr.addr(); // null: a zero-length WRITE
         free.dmaLength = p.rethLength;
         return free;
     }

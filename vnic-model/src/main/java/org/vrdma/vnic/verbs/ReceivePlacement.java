@@ -129,6 +129,16 @@ final class ReceivePlacement {
         return COMPLETED;
     }
 
+    /**
+     * Completes the held receive for an RDMA WRITE with immediate of {@code byteLen} bytes whose last
+     * packet is {@code p}. Such a WRITE uses its receive for the completion only: the data went where
+     * the RETH said, so the receive's scatter list is neither written nor checked, as InfiniBand
+     * defines it and Linux's rxe does (a receive with no scatter list is the usual one for it).
+     */
+    void completeWriteWithImm(final int byteLen, final TransportPacket p) {
+        complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, byteLen, true, p.immData, p.solicited);
+    }
+
     /** Completes the held receive, which the message no longer holds. */
     void complete(
             final WcStatus status,

@@ -10,7 +10,10 @@ final class RecvWqe {
     final long[] offset;
     final int[] length;
     long totalLength;
-    /** LOC_PROT_ERR if an element did not resolve to local-writable memory of the QP's domain. */
+    /**
+     * LOC_PROT_ERR if an element did not resolve to local-writable memory of the QP's domain; checked
+     * by the messages that scatter into the receive (SENDs), not by a WRITE with immediate.
+     */
     boolean protectionError;
 
     RecvWqe(final int maxSge) {

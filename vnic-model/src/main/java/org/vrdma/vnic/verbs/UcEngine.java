@@ -17,9 +17,11 @@ import org.vrdma.vnic.transport.TransportPacket;
  * <p>Responder: packets are taken in PSN order. A gap (a lost packet) or a packet that breaks the
  * message's rules drops the message in progress; the responder then waits for the next first or
  * only packet, whatever its PSN, and starts over there (a SEND's receive is kept for that message,
- * since the dropped one never completes). A WRITE whose RETH fails the access checks, a SEND with
- * no receive posted or a message longer than its receive are dropped silently too, and counted in
- * {@link TransportCounters#ucDroppedMessages}: UC has no NAKs.
+ * since the dropped one never completes). A WRITE whose RETH fails the access checks, a SEND or a
+ * WRITE with immediate with no receive posted (the WRITE's last packet is then not placed) or a
+ * message longer than its receive are dropped silently too, and counted in {@link
+ * TransportCounters#ucDroppedMessages}: UC has no NAKs. A zero-length WRITE names no memory, so its
+ * rkey is not checked.
  */
 final class UcEngine {
     private static final int NO_MESSAGE = 0;
@@ -185,21 +187,32 @@ final class UcEngine {
             return;
         }
         if (first) {
-            // A region's rkey or a bound memory window's.
-            final MemoryRegion mr = p.rethLength < 0
+            if (!AccessFlags.has(qp.accessFlags(), AccessFlags.REMOTE_WRITE) || p.rethLength < 0) {
+                breakMessage();
+                return;
+            }
+            // A region's rkey or a bound memory window's; a zero-length WRITE names no memory.
+            final MemoryRegion mr = p.rethLength == 0
                     ? null
                     : device.remoteRegion(qp, p.rethRkey, p.rethVa, p.rethLength, AccessFlags.REMOTE_WRITE);
-            if (!AccessFlags.has(qp.accessFlags(), AccessFlags.REMOTE_WRITE) || mr == null) {
+            if (mr == null && p.rethLength != 0) {
                 breakMessage();
                 return;
             }
             writeMr = mr;
-            writeMrOffset = p.rethVa - mr.addr();
+            writeMrOffset = mr == null ? 0 : p.rethVa - mr.addr();
             writeLength = p.rethLength;
             writeOffset = 0;
         }
         final long remaining = writeLength - writeOffset;
         if (len > pmtu || len > remaining || (!last && len != pmtu) || (last && len != remaining)) {
+            breakMessage();
+            return;
+        }
+        final boolean imm = last && Opcodes.hasImm(op);
+        if (imm && !recv.take()) {
+            // The immediate has nowhere to go: the message is dropped before its last packet is placed.
+            counters.udNoReceiveDrops++;
             breakMessage();
             return;
         }
@@ -218,17 +231,8 @@ final class UcEngine {
             return;
         }
         messageState = NO_MESSAGE;
-        if (Opcodes.hasImm(op)) {
-            if (!recv.take()) {
-                counters.udNoReceiveDrops++; // the data is placed, its immediate has nowhere to go
-                counters.ucDroppedMessages++;
-                return;
-            }
-            if (recv.receive().protectionError) {
-                recv.complete(WcStatus.LOC_PROT_ERR, WcOpcode.RECV_RDMA_WITH_IMM, 0, false, 0, false);
-                return;
-            }
-            recv.complete(WcStatus.SUCCESS, WcOpcode.RECV_RDMA_WITH_IMM, writeLength, true, p.immData, p.solicited);
+        if (imm) {
+            recv.completeWriteWithImm(writeLength, p);
         }
     }
 

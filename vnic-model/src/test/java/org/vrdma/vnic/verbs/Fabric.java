@@ -30,6 +30,7 @@ final class Fabric implements AutoCloseable {
     final LinkModel ab;
     final LinkModel ba;
     private final List<QueuePair> qps = new ArrayList<>();
+    private final List<SharedReceiveQueue> srqs = new ArrayList<>();
     private boolean markCe;
     private java.util.function.Consumer<io.netty.buffer.ByteBuf> tapAtoB = frame -> {};
     private java.util.function.Predicate<io.netty.buffer.ByteBuf> dropAtoB = frame -> false;
@@ -169,7 +170,6 @@ final class Fabric implements AutoCloseable {
         }
     }
 
-    /** A 100 Gbit/s link with 5 µs one-way delay (10 µs RTT) and a 4 MiB queue. */
     /** The errno of the {@link VerbsException} {@code r} throws; fails if it throws none. */
     static Errno errnoOf(final Runnable r) {
         try {
@@ -180,6 +180,7 @@ final class Fabric implements AutoCloseable {
         throw new AssertionError("expected a VerbsException");
     }
 
+    /** A 100 Gbit/s link with 5 µs one-way delay (10 µs RTT) and a 4 MiB queue. */
     static LinkConfig fastLink() {
         return LinkConfig.of(100_000_000_000L, 5_000).withQueueCapacityBytes(4 << 20);
     }
@@ -212,6 +213,79 @@ final class Fabric implements AutoCloseable {
         return new QueuePair[] {qa, qb};
     }
 
+    /**
+     * Connects a UC QP on A with one on B, both in RTS with PSN 0x300 each way; B's takes its receives
+     * from {@code srqB} when it is not null. Returns {A's, B's}.
+     */
+    QueuePair[] connectUc(final SharedReceiveQueue srqB) {
+        final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(QpType.UC, a.cq));
+        final QpInitAttr ib = QpInitAttr.of(QpType.UC, b.cq);
+        ib.srq = srqB;
+        final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
+        ucToRts(qa, qb.qpNum(), IP_B, 0xB);
+        ucToRts(qb, qa.qpNum(), IP_A, 0xA);
+        qps.add(qa);
+        qps.add(qb);
+        return new QueuePair[] {qa, qb};
+    }
+
+    /**
+     * Connects an RC QP on A with one on B as {@link #connectRc(RecoveryMode, QpCap, Mtu)} does (go-back-N,
+     * default capabilities, 1024-byte MTU); B's takes its receives from {@code srqB} when it is not null.
+     */
+    QueuePair[] connectRc(final SharedReceiveQueue srqB) {
+        final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(QpType.RC, a.cq));
+        final QpInitAttr ib = QpInitAttr.of(QpType.RC, b.cq);
+        ib.srq = srqB;
+        final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
+        RcConnector.connect(qa, qb.qpNum(), IP_B, 0xB, Mtu.MTU_1024, 0x100, 0x200, 10);
+        RcConnector.connect(qb, qa.qpNum(), IP_A, 0xA, Mtu.MTU_1024, 0x200, 0x100, 10);
+        qps.add(qa);
+        qps.add(qb);
+        return new QueuePair[] {qa, qb};
+    }
+
+    /** RESET → INIT → RTR → RTS of a UC QP with exactly the attributes UC requires, PSN 0x300 each way. */
+    static void ucToRts(final QueuePair qp, final int destQpn, final int destIp, final long destMac) {
+        ucToRtr(qp, destQpn, destIp, destMac, 0x300);
+        final QpAttr a = new QpAttr();
+        a.qpState = QpState.RTS;
+        a.sqPsn = 0x300;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+    }
+
+    /** RESET → INIT → RTR of a UC QP (remote write allowed, 1024-byte MTU) expecting {@code rqPsn}. */
+    static void ucToRtr(final QueuePair qp, final int destQpn, final int destIp, final long destMac, final int rqPsn) {
+        final QpAttr a = new QpAttr();
+        a.qpState = QpState.INIT;
+        a.portNum = 1;
+        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
+        a.qpState = QpState.RTR;
+        a.ahAttr = AhAttr.of(destIp, destMac);
+        a.pathMtu = Mtu.MTU_1024;
+        a.destQpNum = destQpn;
+        a.rqPsn = rqPsn;
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
+    }
+
+    /** A shared receive queue of {@code h} (one scatter element a receive), destroyed on close after the QPs. */
+    SharedReceiveQueue srq(final Host h, final int maxWr) {
+        final SharedReceiveQueue srq = h.ctx.createSharedReceiveQueue(h.pd, maxWr, 1, 0);
+        srqs.add(srq);
+        return srq;
+    }
+
+    /** Moves each QP to RESET and destroys it (what a test does with the QPs it made itself). */
+    static void destroy(final QueuePair... qps) {
+        final QpAttr reset = new QpAttr();
+        reset.qpState = QpState.RESET;
+        for (final QueuePair qp : qps) {
+            qp.modify(reset, QpAttrMask.STATE);
+            qp.destroy();
+        }
+    }
+
     static void toRts(
             final QueuePair qp,
             final int destQpn,
@@ -241,6 +315,9 @@ final class Fabric implements AutoCloseable {
                 qp.modify(r, QpAttrMask.STATE);
             }
             qp.destroy();
+        }
+        for (final SharedReceiveQueue srq : srqs) {
+            srq.destroy();
         }
         ab.close();
         ba.close();

@@ -471,10 +471,9 @@ class MemoryWindowTest {
     void aUcQueuePairBindsAType2WindowAndItsPeerWritesThroughIt() {
         try (Fabric f = fabric();
                 Extras x = new Extras()) {
-            final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UC, f.a.cq));
-            final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UC, f.b.cq));
-            ucToRts(qa, qb.qpNum(), Fabric.IP_B, 0xB);
-            ucToRts(qb, qa.qpNum(), Fabric.IP_A, 0xA);
+            final QueuePair[] uc = f.connectUc(null);
+            final QueuePair qa = uc[0];
+            final QueuePair qb = uc[1];
             final MemoryRegion region = bindableRegion(f, x, ALL);
             final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
             qb.postSend(bindType2(mw, 3, region, AccessFlags.REMOTE_WRITE));
@@ -496,30 +495,7 @@ class MemoryWindowTest {
             assertThat(errnoOf(() -> qa.postSend(inv)))
                     .as("SEND with Invalidate is RC only")
                     .isEqualTo(Errno.EINVAL);
-            for (final QueuePair qp : new QueuePair[] {qa, qb}) {
-                final QpAttr r = new QpAttr();
-                r.qpState = QpState.RESET;
-                qp.modify(r, QpAttrMask.STATE);
-                qp.destroy();
-            }
         }
-    }
-
-    private static void ucToRts(final QueuePair qp, final int destQpn, final int destIp, final long destMac) {
-        final QpAttr a = new QpAttr();
-        a.qpState = QpState.INIT;
-        a.portNum = 1;
-        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
-        a.qpState = QpState.RTR;
-        a.ahAttr = AhAttr.of(destIp, destMac);
-        a.pathMtu = Mtu.MTU_1024;
-        a.destQpNum = destQpn;
-        a.rqPsn = 0x300;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
-        a.qpState = QpState.RTS;
-        a.sqPsn = 0x300;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
     }
 
     @Test

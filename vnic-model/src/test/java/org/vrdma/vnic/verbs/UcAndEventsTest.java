@@ -26,38 +26,6 @@ class UcAndEventsTest {
         return frame.getInt(frame.readerIndex() + 42 + 8) & 0xFFFFFF;
     }
 
-    /** RESET → INIT → RTR → RTS of a UC QP with exactly the attributes UC requires. */
-    private static void ucToRts(final QueuePair qp, final int destQpn, final int destIp, final long destMac) {
-        ucToRtr(qp, destQpn, destIp, destMac, 0x300);
-        final QpAttr a = new QpAttr();
-        a.qpState = QpState.RTS;
-        a.sqPsn = 0x300;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
-    }
-
-    private static void ucToRtr(
-            final QueuePair qp, final int destQpn, final int destIp, final long destMac, final int rqPsn) {
-        final QpAttr a = new QpAttr();
-        a.qpState = QpState.INIT;
-        a.portNum = 1;
-        a.qpAccessFlags = AccessFlags.REMOTE_WRITE;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
-        a.qpState = QpState.RTR;
-        a.ahAttr = AhAttr.of(destIp, destMac);
-        a.pathMtu = Mtu.MTU_1024;
-        a.destQpNum = destQpn;
-        a.rqPsn = rqPsn;
-        qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
-    }
-
-    private static QueuePair[] ucPair(final Fabric f) {
-        final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UC, f.a.cq));
-        final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UC, f.b.cq));
-        ucToRts(qa, qb.qpNum(), Fabric.IP_B, 0xB);
-        ucToRts(qb, qa.qpNum(), Fabric.IP_A, 0xA);
-        return new QueuePair[] {qa, qb};
-    }
-
     private static SendWorkRequest wr(
             final Fabric f, final WrOpcode op, final long wrId, final int offset, final int len) {
         final SendWorkRequest w = new SendWorkRequest();
@@ -104,15 +72,6 @@ class UcAndEventsTest {
         return out;
     }
 
-    private static void destroy(final QueuePair... qps) {
-        final QpAttr reset = new QpAttr();
-        reset.qpState = QpState.RESET;
-        for (final QueuePair qp : qps) {
-            qp.modify(reset, QpAttrMask.STATE);
-            qp.destroy();
-        }
-    }
-
     @Test
     void ucStateMachineTakesTheConnectedAttributesWithoutAckOnes() {
         try (Fabric f = fabric()) {
@@ -143,14 +102,14 @@ class UcAndEventsTest {
                 final SendWorkRequest w = wr(f, op, 1, 0, 8);
                 assertThat(errnoOf(() -> qp.postSend(w))).as(op + " on UC").isEqualTo(Errno.EINVAL);
             }
-            destroy(qp);
+            Fabric.destroy(qp);
         }
     }
 
     @Test
     void ucWritesAndSendsArriveByteForByteWithoutAnyAck() {
         try (Fabric f = fabric()) {
-            final QueuePair[] p = ucPair(f);
+            final QueuePair[] p = f.connectUc(null);
             final QueuePair qa = p[0];
             final QueuePair qb = p[1];
             final List<Integer> opcodes = new ArrayList<>();
@@ -207,14 +166,13 @@ class UcAndEventsTest {
                     .contains(0x20, 0x21, 0x21, 0x21, 0x23); // UC SEND first, 3 middle, last with immediate
             assertThat(qa.state()).isEqualTo(QpState.RTS);
             assertThat(qb.state()).isEqualTo(QpState.RTS);
-            destroy(qa, qb);
         }
     }
 
     @Test
     void aLostPacketDropsItsMessageAndTheReceiveServesTheNextOne() {
         try (Fabric f = fabric()) {
-            final QueuePair[] p = ucPair(f);
+            final QueuePair[] p = f.connectUc(null);
             final QueuePair qa = p[0];
             final QueuePair qb = p[1];
             final int dropPsn = 0x300 + 1; // the middle packet of the first SEND
@@ -245,7 +203,6 @@ class UcAndEventsTest {
             assertThat(qa.counters().retransmittedPackets).isZero();
             assertThat(qb.counters().txPackets).isZero();
             assertThat(qb.state()).isEqualTo(QpState.RTS);
-            destroy(qa, qb);
         }
     }
 
@@ -261,8 +218,8 @@ class UcAndEventsTest {
             // UC: B stays in RTR, A sends two messages
             final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UC, f.a.cq));
             final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UC, f.b.cq));
-            ucToRts(qa, qb.qpNum(), Fabric.IP_B, 0xB);
-            ucToRtr(qb, qa.qpNum(), Fabric.IP_A, 0xA, 0x300);
+            Fabric.ucToRts(qa, qb.qpNum(), Fabric.IP_B, 0xB);
+            Fabric.ucToRtr(qb, qa.qpNum(), Fabric.IP_A, 0xA, 0x300);
             recv(f, qb, 1, 0, 4096);
             recv(f, qb, 2, 4096, 4096);
             qa.postSend(wr(f, WrOpcode.SEND, 1, 0, 100));
@@ -291,7 +248,7 @@ class UcAndEventsTest {
             f.settle();
             assertThat(events).as("nothing more in RTS").hasSize(1);
             assertThat(poll(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
-            destroy(qa, qb, ra, rb);
+            Fabric.destroy(qa, qb, ra, rb);
         }
     }
 
@@ -304,7 +261,7 @@ class UcAndEventsTest {
                 events.add(type);
                 sources.add(source);
             });
-            final QueuePair[] p = ucPair(f);
+            final QueuePair[] p = f.connectUc(null);
             recv(f, p[1], 1, 0, 4096);
             f.a.device.portActive(false);
             f.a.device.portActive(false); // no change, no event
@@ -321,7 +278,6 @@ class UcAndEventsTest {
             assertThat(poll(f.b.cq)).hasSize(1);
             assertThat(events).containsExactly(AsyncEventType.PORT_ERR, AsyncEventType.PORT_ACTIVE);
             assertThat(sources).containsExactly(Device.PORT_NUM, Device.PORT_NUM);
-            destroy(p);
         }
     }
 }
