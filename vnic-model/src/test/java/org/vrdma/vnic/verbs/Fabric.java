@@ -218,15 +218,10 @@ final class Fabric implements AutoCloseable {
      * from {@code srqB} when it is not null. Returns {A's, B's}.
      */
     QueuePair[] connectUc(final SharedReceiveQueue srqB) {
-        final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(QpType.UC, a.cq));
-        final QpInitAttr ib = QpInitAttr.of(QpType.UC, b.cq);
-        ib.srq = srqB;
-        final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
-        ucToRts(qa, qb.qpNum(), IP_B, 0xB);
-        ucToRts(qb, qa.qpNum(), IP_A, 0xA);
-        qps.add(qa);
-        qps.add(qb);
-        return new QueuePair[] {qa, qb};
+        final QueuePair[] p = pair(QpType.UC, srqB);
+        ucToRts(p[0], p[1].qpNum(), IP_B, 0xB);
+        ucToRts(p[1], p[0].qpNum(), IP_A, 0xA);
+        return p;
     }
 
     /**
@@ -234,12 +229,18 @@ final class Fabric implements AutoCloseable {
      * default capabilities, 1024-byte MTU); B's takes its receives from {@code srqB} when it is not null.
      */
     QueuePair[] connectRc(final SharedReceiveQueue srqB) {
-        final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(QpType.RC, a.cq));
-        final QpInitAttr ib = QpInitAttr.of(QpType.RC, b.cq);
+        final QueuePair[] p = pair(QpType.RC, srqB);
+        RcConnector.connect(p[0], p[1].qpNum(), IP_B, 0xB, Mtu.MTU_1024, 0x100, 0x200, 10);
+        RcConnector.connect(p[1], p[0].qpNum(), IP_A, 0xA, Mtu.MTU_1024, 0x200, 0x100, 10);
+        return p;
+    }
+
+    /** A QP of {@code type} on A and one on B (receiving from {@code srqB} if not null), closed with the fabric. */
+    private QueuePair[] pair(final QpType type, final SharedReceiveQueue srqB) {
+        final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(type, a.cq));
+        final QpInitAttr ib = QpInitAttr.of(type, b.cq);
         ib.srq = srqB;
         final QueuePair qb = b.ctx.createQueuePair(b.pd, ib);
-        RcConnector.connect(qa, qb.qpNum(), IP_B, 0xB, Mtu.MTU_1024, 0x100, 0x200, 10);
-        RcConnector.connect(qb, qa.qpNum(), IP_A, 0xA, Mtu.MTU_1024, 0x200, 0x100, 10);
         qps.add(qa);
         qps.add(qb);
         return new QueuePair[] {qa, qb};
@@ -274,6 +275,21 @@ final class Fabric implements AutoCloseable {
         final SharedReceiveQueue srq = h.ctx.createSharedReceiveQueue(h.pd, maxWr, 1, 0);
         srqs.add(srq);
         return srq;
+    }
+
+    /** Everything {@code cq} holds, in order, each completion copied out of the queue's slots. */
+    static List<WorkCompletion> drain(final CompletionQueue cq) {
+        final List<WorkCompletion> out = new ArrayList<>();
+        final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+        int n;
+        while ((n = cq.poll(wcs)) > 0) {
+            for (int i = 0; i < n; i++) {
+                final WorkCompletion c = new WorkCompletion();
+                c.copyFrom(wcs[i]);
+                out.add(c);
+            }
+        }
+        return out;
     }
 
     /** Moves each QP to RESET and destroys it (what a test does with the QPs it made itself). */

@@ -1,6 +1,8 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.drain;
+import static org.vrdma.vnic.verbs.Fabric.errnoOf;
 
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.ArrayList;
@@ -67,8 +69,6 @@ class MemoryWindowTest {
         }
     }
 
-    private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
-
     private static Fabric fabric() {
         return new Fabric(7, Fabric.fastLink(), TransportConfig.defaults());
     }
@@ -87,28 +87,6 @@ class MemoryWindowTest {
             | AccessFlags.REMOTE_READ
             | AccessFlags.REMOTE_ATOMIC
             | AccessFlags.MW_BIND;
-
-    private List<WorkCompletion> drain(final CompletionQueue cq) {
-        final List<WorkCompletion> out = new ArrayList<>();
-        int n;
-        while ((n = cq.poll(wcs)) > 0) {
-            for (int i = 0; i < n; i++) {
-                final WorkCompletion c = new WorkCompletion();
-                c.copyFrom(wcs[i]);
-                out.add(c);
-            }
-        }
-        return out;
-    }
-
-    private static Errno errnoOf(final Runnable r) {
-        try {
-            r.run();
-        } catch (final VerbsException e) {
-            return e.errno();
-        }
-        throw new AssertionError("expected a VerbsException");
-    }
 
     private static SendWorkRequest bindType2(
             final MemoryWindow mw, final int keyByte, final MemoryRegion mr, final int access) {
@@ -137,7 +115,55 @@ class MemoryWindowTest {
         qa.postSend(wr);
     }
 
-    private WorkCompletion one(final Fabric f, final CompletionQueue cq) {
+    /**
+     * A type 2 window of B's domain bound through {@code qb} over the window range of {@code region}
+     * with key byte {@code keyByte} and {@code access}; the bind has completed.
+     */
+    private static MemoryWindow boundType2(
+            final Fabric f,
+            final Extras x,
+            final QueuePair qb,
+            final MemoryRegion region,
+            final int keyByte,
+            final int access) {
+        final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
+        qb.postSend(bindType2(mw, keyByte, region, access));
+        final WorkCompletion bound = one(f, f.b.cq);
+        assertThat(bound.opcode).isEqualTo(WcOpcode.BIND_MW);
+        assertThat(bound.status).isEqualTo(WcStatus.SUCCESS);
+        return mw;
+    }
+
+    /** Posts to {@code qp} a 4096-byte receive at the start of {@code host}'s region. */
+    private static void postRecv(final QueuePair qp, final Fabric.Host host, final long wrId) {
+        final RecvWorkRequest r = new RecvWorkRequest();
+        r.wrId = wrId;
+        r.addSge(Fabric.BASE, 4096, host.mr.lkey());
+        qp.postRecv(r);
+    }
+
+    /** A signaled SEND with Invalidate of {@code rkey} carrying {@code len} bytes of A's region. */
+    private static SendWorkRequest sendWithInv(final Fabric f, final long wrId, final int rkey, final int len) {
+        final SendWorkRequest s = new SendWorkRequest();
+        s.wrId = wrId;
+        s.opcode = WrOpcode.SEND_WITH_INV;
+        s.sendFlags = SendFlags.SIGNALED;
+        s.invalidateRkey = rkey;
+        s.addSge(Fabric.BASE, len, f.a.mr.lkey());
+        return s;
+    }
+
+    /** A LOCAL_INV of {@code rkey} with {@code sendFlags}. */
+    private static SendWorkRequest localInv(final long wrId, final int rkey, final int sendFlags) {
+        final SendWorkRequest inv = new SendWorkRequest();
+        inv.wrId = wrId;
+        inv.opcode = WrOpcode.LOCAL_INV;
+        inv.sendFlags = sendFlags;
+        inv.invalidateRkey = rkey;
+        return inv;
+    }
+
+    private static WorkCompletion one(final Fabric f, final CompletionQueue cq) {
         f.runUntil(() -> cq.size() >= 1, 1_000_000_000L);
         final List<WorkCompletion> c = drain(cq);
         assertThat(c).hasSize(1);
@@ -196,9 +222,7 @@ class MemoryWindowTest {
             final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
             final QueuePair[] other = connect(f, RecoveryMode.SELECTIVE_REPEAT);
             final MemoryRegion region = bindableRegion(f, x, ALL);
-            final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
-            qp[1].postSend(bindType2(mw, 1, region, AccessFlags.REMOTE_READ));
-            assertThat(one(f, f.b.cq).status).isEqualTo(WcStatus.SUCCESS);
+            final MemoryWindow mw = boundType2(f, x, qp[1], region, 1, AccessFlags.REMOTE_READ);
             rdma(qp[0], f, WrOpcode.RDMA_READ, WBASE + WINDOW_OFFSET, mw.rkey());
             assertThat(one(f, f.a.cq).status).isEqualTo(WcStatus.SUCCESS);
             // Type 2B: bound through qp[1], so other[1]'s peer cannot use it.
@@ -219,9 +243,7 @@ class MemoryWindowTest {
                 Extras x = new Extras()) {
             final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
             final MemoryRegion region = bindableRegion(f, x, ALL);
-            final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
-            qp[1].postSend(bindType2(mw, 1, region, AccessFlags.REMOTE_WRITE));
-            assertThat(one(f, f.b.cq).status).isEqualTo(WcStatus.SUCCESS);
+            final MemoryWindow mw = boundType2(f, x, qp[1], region, 1, AccessFlags.REMOTE_WRITE);
             final int oldKey = mw.rkey();
             // A bound type 2 window cannot be bound again before it is invalidated: MW_BIND_ERR.
             final QueuePair[] spare = connect(f, RecoveryMode.SELECTIVE_REPEAT);
@@ -230,11 +252,7 @@ class MemoryWindowTest {
             assertThat(twice.status).isEqualTo(WcStatus.MW_BIND_ERR);
             assertThat(spare[1].state()).isEqualTo(QpState.ERR);
 
-            final SendWorkRequest inv = new SendWorkRequest();
-            inv.wrId = 60;
-            inv.opcode = WrOpcode.LOCAL_INV;
-            inv.sendFlags = SendFlags.SIGNALED;
-            inv.invalidateRkey = oldKey;
+            final SendWorkRequest inv = localInv(60, oldKey, SendFlags.SIGNALED);
             qp[1].postSend(inv);
             final WorkCompletion done = one(f, f.b.cq);
             assertThat(done.opcode).isEqualTo(WcOpcode.LOCAL_INV);
@@ -265,20 +283,10 @@ class MemoryWindowTest {
                 Extras x = new Extras()) {
             final QueuePair[] qp = connect(f, mode);
             final MemoryRegion region = bindableRegion(f, x, ALL);
-            final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
-            qp[1].postSend(bindType2(mw, 9, region, AccessFlags.REMOTE_WRITE));
-            assertThat(one(f, f.b.cq).status).isEqualTo(WcStatus.SUCCESS);
-            final RecvWorkRequest r = new RecvWorkRequest();
-            r.wrId = 70;
-            r.addSge(Fabric.BASE, 4096, f.b.mr.lkey());
-            qp[1].postRecv(r);
+            final MemoryWindow mw = boundType2(f, x, qp[1], region, 9, AccessFlags.REMOTE_WRITE);
+            postRecv(qp[1], f.b, 70);
 
-            final SendWorkRequest s = new SendWorkRequest();
-            s.wrId = 71;
-            s.opcode = WrOpcode.SEND_WITH_INV;
-            s.sendFlags = SendFlags.SIGNALED;
-            s.invalidateRkey = mw.rkey();
-            s.addSge(Fabric.BASE, 3000, f.a.mr.lkey()); // three packets: FIRST, MIDDLE, LAST with IETH
+            final SendWorkRequest s = sendWithInv(f, 71, mw.rkey(), 3000); // FIRST, MIDDLE, LAST with IETH
             final List<Integer> opcodes = new ArrayList<>();
             f.tapAtoB(frame -> opcodes.add(Fabric.opcode(frame)));
             qp[0].postSend(s);
@@ -302,17 +310,9 @@ class MemoryWindowTest {
         try (Fabric f = fabric();
                 Extras x = new Extras()) {
             final QueuePair[] qp = connect(f, RecoveryMode.SELECTIVE_REPEAT);
-            final RecvWorkRequest r = new RecvWorkRequest();
-            r.wrId = 80;
-            r.addSge(Fabric.BASE, 4096, f.b.mr.lkey());
-            qp[1].postRecv(r);
-            final SendWorkRequest s = new SendWorkRequest();
-            s.wrId = 81;
-            s.opcode = WrOpcode.SEND_WITH_INV;
-            s.sendFlags = SendFlags.SIGNALED;
-            s.invalidateRkey = f.b.mr.rkey(); // a region's key: nothing to invalidate remotely
-            s.addSge(Fabric.BASE, 10, f.a.mr.lkey());
-            qp[0].postSend(s);
+            postRecv(qp[1], f.b, 80);
+            // A region's key: nothing to invalidate remotely.
+            qp[0].postSend(sendWithInv(f, 81, f.b.mr.rkey(), 10));
             assertThat(one(f, f.a.cq).status).isEqualTo(WcStatus.REM_INV_REQ_ERR);
             assertThat(one(f, f.b.cq).status).isEqualTo(WcStatus.REM_INV_REQ_ERR);
             assertThat(qp[1].state()).isEqualTo(QpState.ERR);
@@ -328,10 +328,7 @@ class MemoryWindowTest {
             final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_1);
             final int initial = mw.rkey();
             // B's SEND to A is in flight (A has a receive) when the bind is posted behind it.
-            final RecvWorkRequest r = new RecvWorkRequest();
-            r.wrId = 90;
-            r.addSge(Fabric.BASE, 4096, f.a.mr.lkey());
-            qp[0].postRecv(r);
+            postRecv(qp[0], f.a, 90);
             final SendWorkRequest s = new SendWorkRequest();
             s.wrId = 91;
             s.opcode = WrOpcode.SEND;
@@ -443,19 +440,11 @@ class MemoryWindowTest {
             read.rkey = f.a.mr.rkey();
             read.addSge(Fabric.BASE, 4096, f.b.mr.lkey());
             qp[1].postSend(read);
-            final SendWorkRequest inv = new SendWorkRequest();
-            inv.wrId = 2;
-            inv.opcode = WrOpcode.LOCAL_INV;
-            inv.sendFlags = SendFlags.SIGNALED;
-            inv.invalidateRkey = plain.rkey();
-            qp[1].postSend(inv);
+            qp[1].postSend(localInv(2, plain.rkey(), SendFlags.SIGNALED));
             assertThat(plain.isBound())
                     .as("unfenced: executed when the queue reached it")
                     .isFalse();
-            inv.wrId = 3;
-            inv.sendFlags = SendFlags.SIGNALED | SendFlags.FENCE;
-            inv.invalidateRkey = fenced.rkey();
-            qp[1].postSend(inv);
+            qp[1].postSend(localInv(3, fenced.rkey(), SendFlags.SIGNALED | SendFlags.FENCE));
             assertThat(fenced.isBound()).as("fenced: waits for the READ").isTrue();
             f.runUntil(() -> f.b.cq.size() == 3, 1_000_000_000L);
             assertThat(fenced.isBound()).isFalse();
@@ -475,9 +464,7 @@ class MemoryWindowTest {
             final QueuePair qa = uc[0];
             final QueuePair qb = uc[1];
             final MemoryRegion region = bindableRegion(f, x, ALL);
-            final MemoryWindow mw = x.mw(f.b.pd, MemoryWindow.TYPE_2);
-            qb.postSend(bindType2(mw, 3, region, AccessFlags.REMOTE_WRITE));
-            assertThat(one(f, f.b.cq).opcode).isEqualTo(WcOpcode.BIND_MW);
+            final MemoryWindow mw = boundType2(f, x, qb, region, 3, AccessFlags.REMOTE_WRITE);
             f.a.memory.buffer().setLong(0, 0x1122334455667788L);
             rdma(qa, f, WrOpcode.RDMA_WRITE, WBASE + WINDOW_OFFSET, mw.rkey());
             assertThat(one(f, f.a.cq).status).isEqualTo(WcStatus.SUCCESS);

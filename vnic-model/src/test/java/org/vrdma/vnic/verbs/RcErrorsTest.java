@@ -1,8 +1,8 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.drain;
 
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -15,27 +15,12 @@ import org.vrdma.vnic.transport.TransportCounters;
 
 /** Retry and RNR exhaustion, remote errors, flushes: the error paths behave like hardware. */
 class RcErrorsTest {
-    private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
-
     private static Fabric fabric() {
         return new Fabric(42, Fabric.fastLink(), TransportConfig.defaults());
     }
 
     private static QueuePair[] connect(final Fabric f, final RecoveryMode mode) {
         return f.connectRc(mode, new QpCap(16, 16, 4, 4, 64), Mtu.MTU_1024);
-    }
-
-    private List<WorkCompletion> drain(final CompletionQueue cq) {
-        final List<WorkCompletion> out = new ArrayList<>();
-        int n;
-        while ((n = cq.poll(wcs)) > 0) {
-            for (int i = 0; i < n; i++) {
-                final WorkCompletion c = new WorkCompletion();
-                c.copyFrom(wcs[i]);
-                out.add(c);
-            }
-        }
-        return out;
     }
 
     private static void post(final QueuePair qp, final WrOpcode op, final long wrId, final Fabric f, final int len) {

@@ -1,12 +1,13 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.drain;
 
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.vrdma.vnic.transport.TransportConfig;
 
 /**
@@ -23,6 +24,11 @@ class ReceiveSemanticsTest {
 
     private static Fabric fabric() {
         return new Fabric(11, Fabric.fastLink(), TransportConfig.defaults());
+    }
+
+    /** The connected transports, whose responders share the receive semantics under test. */
+    static List<QpType> connected() {
+        return List.of(QpType.RC, QpType.UC);
     }
 
     private static QueuePair[] connect(final Fabric f, final QpType type, final SharedReceiveQueue srq) {
@@ -71,15 +77,11 @@ class ReceiveSemanticsTest {
         return true;
     }
 
-    private static List<WorkCompletion> drain(final CompletionQueue cq) {
-        final List<WorkCompletion> out = new ArrayList<>();
-        final WorkCompletion[] wcs = {new WorkCompletion()};
-        while (cq.poll(wcs) == 1) {
-            final WorkCompletion c = new WorkCompletion();
-            c.copyFrom(wcs[0]);
-            out.add(c);
-        }
-        return out;
+    /** Nothing failed either QP and the responder dropped no message. */
+    private static void assertStillConnected(final QueuePair[] qp) {
+        assertThat(qp[0].state()).isEqualTo(QpState.RTS);
+        assertThat(qp[1].state()).isEqualTo(QpState.RTS);
+        assertThat(qp[1].counters().ucDroppedMessages).isZero();
     }
 
     @ParameterizedTest
@@ -125,15 +127,12 @@ class ReceiveSemanticsTest {
             assertThat(got).extracting(c -> c.qpNum).containsOnly(qp[1].qpNum());
             assertThat(got).extracting(c -> c.srcQp).containsOnly(qp[0].qpNum());
             assertThat(written(f, 3000)).isTrue();
-            assertThat(qp[1].state()).isEqualTo(QpState.RTS);
-            assertThat(qp[1].counters().ucDroppedMessages).isZero();
+            assertStillConnected(qp);
         }
     }
 
     @ParameterizedTest
-    @EnumSource(
-            value = QpType.class,
-            names = {"RC", "UC"})
+    @MethodSource("connected")
     void aWriteWithImmediateThatFindsNoReceiveWritesNothing(final QpType type) {
         try (Fabric f = fabric()) {
             final QueuePair[] qp = connect(f, type, null);
@@ -167,9 +166,7 @@ class ReceiveSemanticsTest {
     }
 
     @ParameterizedTest
-    @EnumSource(
-            value = QpType.class,
-            names = {"RC", "UC"})
+    @MethodSource("connected")
     void aZeroLengthRdmaOperationNeedsNoRkey(final QpType type) {
         try (Fabric f = fabric()) {
             final QueuePair[] qp = connect(f, type, null);
@@ -199,16 +196,12 @@ class ReceiveSemanticsTest {
             assertThat(got.get(0).opcode).isEqualTo(WcOpcode.RECV_RDMA_WITH_IMM);
             assertThat(got.get(0).byteLen).isZero();
             assertThat(got.get(0).immData).isEqualTo(0x77);
-            assertThat(qp[0].state()).isEqualTo(QpState.RTS);
-            assertThat(qp[1].state()).isEqualTo(QpState.RTS);
-            assertThat(qp[1].counters().ucDroppedMessages).isZero();
+            assertStillConnected(qp);
         }
     }
 
     @ParameterizedTest
-    @EnumSource(
-            value = QpType.class,
-            names = {"RC", "UC"})
+    @MethodSource("connected")
     void aQueuePairInErrorTakesNoReceiveFromItsSharedQueue(final QpType type) {
         try (Fabric f = fabric()) {
             final SharedReceiveQueue srq = f.srq(f.b, 16);

@@ -1,6 +1,7 @@
 package org.vrdma.vnic.verbs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vnic.verbs.Fabric.drain;
 import static org.vrdma.vnic.verbs.Fabric.errnoOf;
 
 import io.netty.buffer.ByteBuf;
@@ -54,22 +55,6 @@ class UcAndEventsTest {
                 .buffer()
                 .slice(aOffset, len)
                 .equals(f.b.memory.buffer().slice(bOffset, len));
-    }
-
-    private static List<WorkCompletion> poll(final CompletionQueue cq) {
-        final List<WorkCompletion> out = new ArrayList<>();
-        final WorkCompletion[] wcs = {new WorkCompletion()};
-        while (cq.poll(wcs) == 1) {
-            final WorkCompletion c = new WorkCompletion();
-            c.wrId = wcs[0].wrId;
-            c.status = wcs[0].status;
-            c.opcode = wcs[0].opcode;
-            c.byteLen = wcs[0].byteLen;
-            c.immData = wcs[0].immData;
-            c.wcFlags = wcs[0].wcFlags;
-            out.add(c);
-        }
-        return out;
     }
 
     @Test
@@ -134,7 +119,7 @@ class UcAndEventsTest {
             s.sendFlags |= SendFlags.SOLICITED;
             qa.postSend(s);
             qa.postSend(wr(f, WrOpcode.SEND, 4, 0, 100));
-            final List<WorkCompletion> sent = poll(f.a.cq);
+            final List<WorkCompletion> sent = drain(f.a.cq);
             assertThat(sent)
                     .as("sender completions at post time, before anything arrived")
                     .hasSize(5)
@@ -143,7 +128,7 @@ class UcAndEventsTest {
             assertThat(same(f, 0, 0, 3000)).isTrue();
             assertThat(same(f, 4096, 3 * 4096, 500)).isTrue();
             assertThat(same(f, 8192, 2 << 20, 5000)).isTrue();
-            final List<WorkCompletion> got = poll(f.b.cq);
+            final List<WorkCompletion> got = drain(f.b.cq);
             assertThat(got).hasSize(3);
             assertThat(got.get(0).opcode).isEqualTo(WcOpcode.RECV_RDMA_WITH_IMM);
             assertThat(got.get(0).wrId).isEqualTo(100);
@@ -186,9 +171,9 @@ class UcAndEventsTest {
             w.remoteAddr = Fabric.BASE + 3 * 4096;
             w.rkey = f.b.mr.rkey();
             qa.postSend(w);
-            assertThat(poll(f.a.cq)).hasSize(3).allMatch(c -> c.status == WcStatus.SUCCESS);
+            assertThat(drain(f.a.cq)).hasSize(3).allMatch(c -> c.status == WcStatus.SUCCESS);
             f.settle();
-            final List<WorkCompletion> got = poll(f.b.cq);
+            final List<WorkCompletion> got = drain(f.b.cq);
             assertThat(got)
                     .as("the first SEND is gone; its receive took the second")
                     .hasSize(1);
@@ -227,7 +212,7 @@ class UcAndEventsTest {
             f.settle();
             assertThat(events).containsExactly(AsyncEventType.COMM_EST);
             assertThat(sources).containsExactly(qb);
-            assertThat(poll(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
+            assertThat(drain(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
             // RC: the responder in RTR while the requester already sends; RTS afterwards raises nothing
             events.clear();
             sources.clear();
@@ -247,7 +232,7 @@ class UcAndEventsTest {
             ra.postSend(wr(f, WrOpcode.SEND, 4, 0, 100));
             f.settle();
             assertThat(events).as("nothing more in RTS").hasSize(1);
-            assertThat(poll(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
+            assertThat(drain(f.b.cq)).hasSize(2).allMatch(c -> c.status == WcStatus.SUCCESS);
             Fabric.destroy(qa, qb, ra, rb);
         }
     }
@@ -268,14 +253,14 @@ class UcAndEventsTest {
             assertThat(f.a.device.portActive()).isFalse();
             p[0].postSend(wr(f, WrOpcode.SEND, 1, 0, 100));
             f.settle();
-            assertThat(poll(f.b.cq)).as("nothing left a port that is down").isEmpty();
+            assertThat(drain(f.b.cq)).as("nothing left a port that is down").isEmpty();
             assertThat(f.a.device.counters().droppedPackets)
                     .as("the SEND, dropped at the port")
                     .isEqualTo(1);
             f.a.device.portActive(true);
             p[0].postSend(wr(f, WrOpcode.SEND, 2, 0, 100));
             f.settle();
-            assertThat(poll(f.b.cq)).hasSize(1);
+            assertThat(drain(f.b.cq)).hasSize(1);
             assertThat(events).containsExactly(AsyncEventType.PORT_ERR, AsyncEventType.PORT_ACTIVE);
             assertThat(sources).containsExactly(Device.PORT_NUM, Device.PORT_NUM);
         }
