@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import org.vrdma.runtime.FaultConfig;
+import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.LinkConfig;
 import org.vrdma.runtime.LinkModel;
 import org.vrdma.runtime.VirtualTimeScheduler;
@@ -116,41 +117,21 @@ final class Fabric implements AutoCloseable {
         a = new Host();
         b = new Host();
         final LinkModel[] links = new LinkModel[2];
-        a.device = Device.builder()
-                .name("a")
-                .ipv4(IP_A)
-                .mac(0xA)
-                .attributes(attrs)
-                .config(config)
-                .timers(scheduler)
-                .codec(new RocePacketCodec())
-                .allocator(allocator)
-                .sink((frame, nowNs) -> {
-                    tapAtoB.accept(frame);
-                    if (dropAtoB.test(frame)) {
-                        frame.release();
-                        return;
-                    }
-                    links[0].send(markCe ? Fabric.setCe(frame) : frame);
-                })
-                .build();
-        b.device = Device.builder()
-                .name("b")
-                .ipv4(IP_B)
-                .mac(0xB)
-                .attributes(attrs)
-                .config(config)
-                .timers(scheduler)
-                .codec(new RocePacketCodec())
-                .allocator(allocator)
-                .sink((frame, nowNs) -> {
-                    if (dropBtoA.test(frame)) {
-                        frame.release();
-                        return;
-                    }
-                    links[1].send(frame);
-                })
-                .build();
+        a.device = device("a", IP_A, 0xA, attrs, config, allocator, (frame, nowNs) -> {
+            tapAtoB.accept(frame);
+            if (dropAtoB.test(frame)) {
+                frame.release();
+                return;
+            }
+            links[0].send(markCe ? Fabric.setCe(frame) : frame);
+        });
+        b.device = device("b", IP_B, 0xB, attrs, config, allocator, (frame, nowNs) -> {
+            if (dropBtoA.test(frame)) {
+                frame.release();
+                return;
+            }
+            links[1].send(frame);
+        });
         ab = new LinkModel(scheduler, link, scheduler.random("link:a->b"), b.device);
         ba = new LinkModel(scheduler, link, scheduler.random("link:b->a"), a.device);
         links[0] = ab;
@@ -178,6 +159,27 @@ final class Fabric implements AutoCloseable {
             return e.errno();
         }
         throw new AssertionError("expected a VerbsException");
+    }
+
+    private Device device(
+            final String name,
+            final int ipv4,
+            final long mac,
+            final DeviceAttributes attrs,
+            final TransportConfig config,
+            final io.netty.buffer.ByteBufAllocator allocator,
+            final FrameSink sink) {
+        return Device.builder()
+                .name(name)
+                .ipv4(ipv4)
+                .mac(mac)
+                .attributes(attrs)
+                .config(config)
+                .timers(scheduler)
+                .codec(new RocePacketCodec())
+                .allocator(allocator)
+                .sink(sink)
+                .build();
     }
 
     /** A 100 Gbit/s link with 5 µs one-way delay (10 µs RTT) and a 4 MiB queue. */
@@ -235,6 +237,25 @@ final class Fabric implements AutoCloseable {
         return p;
     }
 
+    /**
+     * A UD QP on A and one on B, both in RTS with Q_Key {@code qkey}; B's takes its receives from
+     * {@code srqB} when it is not null. Returns {A's, B's}.
+     */
+    QueuePair[] connectUd(final int qkey, final SharedReceiveQueue srqB) {
+        final QueuePair[] p = pair(QpType.UD, srqB);
+        for (final QueuePair qp : p) {
+            final QpAttr attr = new QpAttr();
+            attr.qpState = QpState.INIT;
+            attr.qkey = qkey;
+            qp.modify(attr, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
+            attr.qpState = QpState.RTR;
+            qp.modify(attr, QpAttrMask.STATE);
+            attr.qpState = QpState.RTS;
+            qp.modify(attr, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+        }
+        return p;
+    }
+
     /** A QP of {@code type} on A and one on B (receiving from {@code srqB} if not null), closed with the fabric. */
     private QueuePair[] pair(final QpType type, final SharedReceiveQueue srqB) {
         final QueuePair qa = a.ctx.createQueuePair(a.pd, QpInitAttr.of(type, a.cq));
@@ -270,9 +291,12 @@ final class Fabric implements AutoCloseable {
         qp.modify(a, QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
     }
 
-    /** A shared receive queue of {@code h} (one scatter element a receive), destroyed on close after the QPs. */
-    SharedReceiveQueue srq(final Host h, final int maxWr) {
-        final SharedReceiveQueue srq = h.ctx.createSharedReceiveQueue(h.pd, maxWr, 1, 0);
+    /**
+     * A shared receive queue of {@code h} (one scatter element a receive, limit {@code srqLimit}),
+     * destroyed on close after the QPs.
+     */
+    SharedReceiveQueue srq(final Host h, final int maxWr, final int srqLimit) {
+        final SharedReceiveQueue srq = h.ctx.createSharedReceiveQueue(h.pd, maxWr, 1, srqLimit);
         srqs.add(srq);
         return srq;
     }

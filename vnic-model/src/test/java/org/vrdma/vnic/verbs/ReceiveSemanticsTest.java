@@ -88,7 +88,7 @@ class ReceiveSemanticsTest {
     @CsvSource({"RC, false", "RC, true", "UC, false", "UC, true"})
     void aWriteWithImmediateUsesItsReceiveForTheCompletionOnly(final QpType type, final boolean shared) {
         try (Fabric f = fabric()) {
-            final SharedReceiveQueue srq = shared ? f.srq(f.b, 16) : null;
+            final SharedReceiveQueue srq = shared ? f.srq(f.b, 16, 0) : null;
             final QueuePair[] qp = connect(f, type, srq);
             final RecvWorkRequest r = new RecvWorkRequest();
             r.wrId = 10;
@@ -204,7 +204,7 @@ class ReceiveSemanticsTest {
     @MethodSource("connected")
     void aQueuePairInErrorTakesNoReceiveFromItsSharedQueue(final QpType type) {
         try (Fabric f = fabric()) {
-            final SharedReceiveQueue srq = f.srq(f.b, 16);
+            final SharedReceiveQueue srq = f.srq(f.b, 16, 0);
             final QueuePair[] qp = connect(f, type, srq);
             final List<AsyncEventType> events = new ArrayList<>();
             f.b.device.asyncEventHandler((t, source) -> events.add(t));

@@ -226,12 +226,7 @@ class VerbsModelTest {
             assertThat(events).contains(AsyncEventType.CQ_ERR);
             assertThat(errnoOf(() -> cq.poll(new WorkCompletion[] {new WorkCompletion()})))
                     .isEqualTo(Errno.EIO);
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            qa.modify(reset, QpAttrMask.STATE);
-            qb.modify(reset, QpAttrMask.STATE);
-            qa.destroy();
-            qb.destroy();
+            Fabric.destroy(qa, qb);
             cq.destroy();
             ch.destroy();
         }
@@ -240,7 +235,7 @@ class VerbsModelTest {
     @Test
     void sharedReceiveQueueServesTwoQpsAndRaisesItsLimit() {
         try (Fabric f = fabric()) {
-            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 16, 1, 0);
+            final SharedReceiveQueue srq = f.srq(f.b, 16, 0);
             final List<AsyncEventType> events = new ArrayList<>();
             f.b.device.asyncEventHandler((type, source) -> events.add(type));
             final RecvWorkRequest r = new RecvWorkRequest();
@@ -252,15 +247,10 @@ class VerbsModelTest {
             srq.modify(0, 3, SharedReceiveQueue.ATTR_LIMIT);
             final QueuePair[] pairs = new QueuePair[4];
             for (int k = 0; k < 2; k++) {
-                final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.RC, f.a.cq));
-                final QpInitAttr ib = QpInitAttr.of(QpType.RC, f.b.cq);
-                ib.srq = srq;
-                final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, ib);
-                assertThat(errnoOf(() -> qb.postRecv(r))).isEqualTo(Errno.EINVAL);
-                Fabric.toRts(qa, qb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 1, 1);
-                Fabric.toRts(qb, qa.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 1, 1);
-                pairs[2 * k] = qa;
-                pairs[2 * k + 1] = qb;
+                final QueuePair[] rc = f.connectRc(srq);
+                assertThat(errnoOf(() -> rc[1].postRecv(r))).isEqualTo(Errno.EINVAL);
+                pairs[2 * k] = rc[0];
+                pairs[2 * k + 1] = rc[1];
             }
             final SendWorkRequest wr = new SendWorkRequest();
             wr.addSge(Fabric.BASE, 100, f.a.mr.lkey());
@@ -276,20 +266,13 @@ class VerbsModelTest {
             assertThat(wcs[1].qpNum).isEqualTo(pairs[3].qpNum());
             assertThat(events).containsExactly(AsyncEventType.SRQ_LIMIT_REACHED);
             assertThat(errnoOf(srq::destroy)).isEqualTo(Errno.EBUSY);
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            for (final QueuePair qp : pairs) {
-                qp.modify(reset, QpAttrMask.STATE);
-                qp.destroy();
-            }
-            srq.destroy();
         }
     }
 
     @Test
     void sharedReceiveQueueResizesKeepingItsReceivesInOrder() {
         try (Fabric f = fabric()) {
-            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 4, 1, 0);
+            final SharedReceiveQueue srq = f.srq(f.b, 4, 0);
             final RecvWorkRequest r = new RecvWorkRequest();
             for (int i = 0; i < 4; i++) {
                 r.reset().addSge(Fabric.BASE + 128L * i, 128, f.b.mr.lkey());
@@ -319,12 +302,7 @@ class VerbsModelTest {
             }
             assertThat(errnoOf(() -> srq.postRecv(r))).isEqualTo(Errno.ENOMEM);
             // Messages take the receives in the order they were posted, across the resize.
-            final QueuePair qa = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.RC, f.a.cq));
-            final QpInitAttr ib = QpInitAttr.of(QpType.RC, f.b.cq);
-            ib.srq = srq;
-            final QueuePair qb = f.b.ctx.createQueuePair(f.b.pd, ib);
-            Fabric.toRts(qa, qb.qpNum(), Fabric.IP_B, 0xB, Mtu.MTU_1024, 1, 1);
-            Fabric.toRts(qb, qa.qpNum(), Fabric.IP_A, 0xA, Mtu.MTU_1024, 1, 1);
+            final QueuePair qa = f.connectRc(srq)[0];
             final SendWorkRequest wr = new SendWorkRequest();
             wr.addSge(Fabric.BASE, 100, f.a.mr.lkey());
             for (int i = 0; i < 5; i++) {
@@ -344,31 +322,15 @@ class VerbsModelTest {
             srq.modify(5, 0, SharedReceiveQueue.ATTR_MAX_WR);
             assertThat(srq.maxWr()).isEqualTo(5);
             assertThat(errnoOf(() -> srq.postRecv(r))).isEqualTo(Errno.ENOMEM);
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            for (final QueuePair qp : new QueuePair[] {qa, qb}) {
-                qp.modify(reset, QpAttrMask.STATE);
-                qp.destroy();
-            }
-            srq.destroy();
         }
     }
 
     @Test
     void udDeliversWithGrhAndChecksTheQkey() {
         try (Fabric f = fabric()) {
-            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
-            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, QpInitAttr.of(QpType.UD, f.b.cq));
-            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
-                final QpAttr a = new QpAttr();
-                a.qpState = QpState.INIT;
-                a.qkey = 0x1234;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
-                a.qpState = QpState.RTR;
-                qp.modify(a, QpAttrMask.STATE);
-                a.qpState = QpState.RTS;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
-            }
+            final QueuePair[] ud = f.connectUd(0x1234, null);
+            final QueuePair ua = ud[0];
+            final QueuePair ub = ud[1];
             final RecvWorkRequest r = new RecvWorkRequest();
             r.addSge(Fabric.BASE, 40 + 1024, f.b.mr.lkey());
             r.wrId = 1;
@@ -408,12 +370,6 @@ class VerbsModelTest {
                     .as("GRH holds the IPv4 source")
                     .isEqualTo(Fabric.IP_A);
             assertThat(ub.counters().droppedPackets).isEqualTo(1);
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            ua.modify(reset, QpAttrMask.STATE);
-            ub.modify(reset, QpAttrMask.STATE);
-            ua.destroy();
-            ub.destroy();
             ah.destroy();
         }
     }
@@ -423,21 +379,10 @@ class VerbsModelTest {
         try (Fabric f = fabric()) {
             final java.util.List<AsyncEventType> events = new java.util.ArrayList<>();
             f.b.device.asyncEventHandler((type, source) -> events.add(type));
-            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 8, 1, 2);
-            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
-            final QpInitAttr ib = QpInitAttr.of(QpType.UD, f.b.cq);
-            ib.srq = srq;
-            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, ib);
-            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
-                final QpAttr a = new QpAttr();
-                a.qpState = QpState.INIT;
-                a.qkey = 0x11111111;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
-                a.qpState = QpState.RTR;
-                qp.modify(a, QpAttrMask.STATE);
-                a.qpState = QpState.RTS;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
-            }
+            final SharedReceiveQueue srq = f.srq(f.b, 8, 2);
+            final QueuePair[] ud = f.connectUd(0x11111111, srq);
+            final QueuePair ua = ud[0];
+            final QueuePair ub = ud[1];
             final int[] posted = {0};
             final Runnable post = () -> {
                 final RecvWorkRequest r = new RecvWorkRequest();
@@ -472,13 +417,6 @@ class VerbsModelTest {
             assertThat(srq.size()).isEqualTo(1);
             assertThat(events).containsExactly(AsyncEventType.SRQ_LIMIT_REACHED);
             assertThat(srq.limit()).isZero();
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            ua.modify(reset, QpAttrMask.STATE);
-            ub.modify(reset, QpAttrMask.STATE);
-            ua.destroy();
-            ub.destroy();
-            srq.destroy();
             ah.destroy();
         }
     }
@@ -486,21 +424,10 @@ class VerbsModelTest {
     @Test
     void udReceivesFromASharedReceiveQueueThatIsRefilledWhenAMessageFindsItEmpty() {
         try (Fabric f = fabric()) {
-            final SharedReceiveQueue srq = f.b.ctx.createSharedReceiveQueue(f.b.pd, 4, 1, 0);
-            final QueuePair ua = f.a.ctx.createQueuePair(f.a.pd, QpInitAttr.of(QpType.UD, f.a.cq));
-            final QpInitAttr ib = QpInitAttr.of(QpType.UD, f.b.cq);
-            ib.srq = srq;
-            final QueuePair ub = f.b.ctx.createQueuePair(f.b.pd, ib);
-            for (final QueuePair qp : new QueuePair[] {ua, ub}) {
-                final QpAttr a = new QpAttr();
-                a.qpState = QpState.INIT;
-                a.qkey = 0x11111111;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
-                a.qpState = QpState.RTR;
-                qp.modify(a, QpAttrMask.STATE);
-                a.qpState = QpState.RTS;
-                qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
-            }
+            final SharedReceiveQueue srq = f.srq(f.b, 4, 0);
+            final QueuePair[] ud = f.connectUd(0x11111111, srq);
+            final QueuePair ua = ud[0];
+            final QueuePair ub = ud[1];
             // The driver keeps its receives elsewhere and hands one over only when a message needs it.
             final int[] refills = {0};
             srq.receiveRefill(() -> {
@@ -528,13 +455,6 @@ class VerbsModelTest {
             assertThat(refills[0]).isEqualTo(1);
             assertThat(srq.size()).isZero();
             assertThat(errnoOf(srq::destroy)).isEqualTo(Errno.EBUSY);
-            final QpAttr reset = new QpAttr();
-            reset.qpState = QpState.RESET;
-            ua.modify(reset, QpAttrMask.STATE);
-            ub.modify(reset, QpAttrMask.STATE);
-            ua.destroy();
-            ub.destroy();
-            srq.destroy();
             ah.destroy();
         }
     }
