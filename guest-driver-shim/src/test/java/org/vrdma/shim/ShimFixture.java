@@ -253,16 +253,19 @@ final class ShimFixture implements AutoCloseable {
         }
     }
 
-    /** Compiles {@code source} (a resource of this test class) against the installed headers. */
+    /** The header the test programs share (device, connection and completion helpers). */
+    private static final String SHARED_HEADER = "loopback.h";
+
+    /**
+     * Compiles {@code source} (a resource of this test class) against the installed headers and the
+     * programs' shared header.
+     */
     Path compile(final String resource) throws Exception {
         requireCommand("gcc", "gcc");
         requireFile(Path.of("/usr/include/infiniband/verbs.h"), "Debian package libibverbs-dev");
-        final Path src = dir.resolve(resource);
-        try (var in = ShimFixture.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                return fail("missing test resource " + resource);
-            }
-            Files.copy(in, src);
+        final Path src = copyResource(resource);
+        if (!Files.exists(dir.resolve(SHARED_HEADER))) {
+            copyResource(SHARED_HEADER);
         }
         final Path exe = dir.resolve(resource.replace(".c", ""));
         final Process gcc = new ProcessBuilder(
@@ -275,6 +278,17 @@ final class ShimFixture implements AutoCloseable {
             return fail("gcc failed:\n" + out);
         }
         return exe;
+    }
+
+    private Path copyResource(final String resource) throws IOException {
+        final Path to = dir.resolve(resource);
+        try (var in = ShimFixture.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                return fail("missing test resource " + resource);
+            }
+            Files.copy(in, to);
+        }
+        return to;
     }
 
     /** Polls {@code condition} until it holds (bounded). */

@@ -16,7 +16,7 @@ import org.vrdma.vnic.verbs.WrOpcode;
 
 /**
  * Memory windows through the Java verbs API, the same checks on an embedded host ({@code
- * MemoryWindowApiTest}) and attached to a vNIC ({@code AttachedMemoryWindowTest}): A uses the rkeys
+ * MemoryWindowApiTest}) and attached to a vNIC ({@code AttachedWindowsAndSrqTest}): A uses the rkeys
  * of windows B binds over its buffer.
  */
 public final class MemoryWindowScenarios {

@@ -20,42 +20,19 @@
  *              batch never reaches the peer; an unsupported op fails the batch; prints "WR OK"
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <endian.h>
 
-#include <infiniband/verbs.h>
+#include "loopback.h"
 
 #define BUF_SIZE (1 << 16)
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
 static unsigned char *buf;
 static struct ibv_mr *mr;
-
-static void die(const char *what)
-{
-	printf("FAIL %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-	exit(2);
-}
-
-static void fail(const char *what)
-{
-	printf("FAIL %s\n", what);
-	fflush(stdout);
-	exit(3);
-}
 
 static long now_us(clockid_t clock)
 {
@@ -65,20 +42,10 @@ static long now_us(clockid_t clock)
 	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-/* RESET -> INIT with the access flags access; dies saying what if refused. */
-static void init_with(struct ibv_qp *q, unsigned access, const char *what)
-{
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access };
-
-	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die(what);
-}
-
 static void to_init(struct ibv_qp *q)
 {
-	init_with(q, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			     IBV_ACCESS_REMOTE_ATOMIC,
-		  "modify INIT");
+	init_qp(q, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 /* A QP of type type with 16 WRs and 2 SGEs each way, 64 bytes inline, still in RESET. */
@@ -105,48 +72,6 @@ static struct ibv_qp *make_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
 
 	to_init(q);
 	return q;
-}
-
-/* RC INIT -> RTR towards QP dest of this device, PSN 100. */
-static void to_rtr(struct ibv_qp *q, uint32_t dest)
-{
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 100,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
-
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR");
-}
-
-/* RC RTR -> RTS, PSN 100. */
-static void to_rts(struct ibv_qp *q)
-{
-	struct ibv_qp_attr rts = {
-		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.sq_psn = 100,
-		.max_rd_atomic = 4,
-	};
-
-	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify RTS");
-}
-
-static void connect_qp(struct ibv_qp *q, uint32_t dest)
-{
-	to_rtr(q, dest);
-	to_rts(q);
 }
 
 /* Connects two RC QPs in INIT to each other. */
@@ -180,23 +105,6 @@ static void post_recv(struct ibv_qp *q, void *addr, uint32_t len, uint64_t wr_id
 
 	if (ibv_post_recv(q, &wr, &bad))
 		die("ibv_post_recv");
-}
-
-/* Polls until one completion arrives (bounded). */
-static struct ibv_wc wait_wc(struct ibv_cq *cq, const char *name)
-{
-	struct ibv_wc wc;
-
-	for (long i = 0; i < 200000000L; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			die("ibv_poll_cq");
-		if (n == 1)
-			return wc;
-	}
-	fail(name);
-	return wc;
 }
 
 /* ---------------------------------------------------------------- events */
@@ -663,7 +571,7 @@ static void commest_scenario(void)
 	a = make_qp(cq, cq);
 	b = make_qp(cq, cq);
 	connect_qp(a, b->qp_num);
-	to_rtr(b, a->qp_num);
+	to_rtr(b, a->qp_num, LOOPBACK_PSN);
 	post_recv(b, buf + 4096, 256, 21);
 	post_recv(b, buf + 8192, 256, 22);
 	memcpy(buf, "first", 6);
@@ -679,7 +587,7 @@ static void commest_scenario(void)
 			fail("comm-est completion status");
 	}
 	/* The application answers COMM_EST by moving to RTS; later messages raise nothing. */
-	to_rts(b);
+	to_rts(b, LOOPBACK_PSN);
 	post_send(a, IBV_WR_SEND, buf, 6, 0, 0, 0, 12);
 	for (int i = 0; i < 2; i++) {
 		wc = wait_wc(cq, "second message");
@@ -751,29 +659,19 @@ static struct ibv_qp *make_uc_qp(struct ibv_cq *cq)
 {
 	struct ibv_qp *q = create_qp(IBV_QPT_UC, cq, cq, "ibv_create_qp UC");
 
-	init_with(q, IBV_ACCESS_REMOTE_WRITE, "modify UC INIT");
+	init_qp(q, IBV_ACCESS_REMOTE_WRITE);
 	return q;
 }
 
 /* What perftest's -c UC sets: no ACK timeout, retries, reads or RNR timer. */
 static void connect_uc(struct ibv_qp *q, uint32_t dest)
 {
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 300,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
 	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .sq_psn = 300 };
 
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN))
-		die("modify UC RTR");
+	to_rtr(q, dest, 300);
 	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT) == 0)
 		fail("UC RTS took a timeout");
-	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("modify UC RTS");
+	to_rts(q, 300);
 }
 
 /* UC: RDMA WRITE with immediate and a multi-packet SEND arrive byte for byte; reads are refused. */
@@ -939,24 +837,11 @@ static void xrc_scenario(void)
 
 int main(int argc, char **argv)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
 	const char *mode = argc > 1 ? argv[1] : "events";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!list || n < 1)
-		die("no device");
-	ctx = ibv_open_device(list[0]);
-	if (!ctx)
-		die("ibv_open_device");
-	if (ibv_query_gid(ctx, 1, 0, &gid))
-		die("ibv_query_gid");
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		die("pd");
-	buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap");
+	open_loopback(0);
+	buf = map_buffer(BUF_SIZE);
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				IBV_ACCESS_REMOTE_ATOMIC);

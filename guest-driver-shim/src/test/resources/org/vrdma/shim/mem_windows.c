@@ -16,46 +16,16 @@
  *            it), ibv_query_srq reports it, receives posted before the resize are used in order
  * Each prints one line starting with its name and "OK"; then "DONE".
  */
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-
-#include <infiniband/verbs.h>
+#include "loopback.h"
 
 #define BUF_SIZE (1 << 16)
 /* B's window: [WIN_OFF, WIN_OFF + WIN_LEN) of the buffer. */
 #define WIN_OFF 16384
 #define WIN_LEN 8192
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
 static unsigned char *buf;
 static struct ibv_mr *mr;
 static struct ibv_cq *cqa, *cqb;
-
-static void die(const char *what)
-{
-	printf("FAIL %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-	exit(2);
-}
-
-static void fail(const char *what)
-{
-	printf("FAIL %s\n", what);
-	fflush(stdout);
-	exit(3);
-}
-
-static void check(int ok, const char *what)
-{
-	if (!ok)
-		fail(what);
-}
 
 static struct ibv_qp *make_qp(struct ibv_cq *cq, enum ibv_qp_type type, struct ibv_srq *srq)
 {
@@ -67,51 +37,16 @@ static struct ibv_qp *make_qp(struct ibv_cq *cq, enum ibv_qp_type type, struct i
 			 .max_recv_sge = srq ? 0 : 1 },
 		.qp_type = type,
 	};
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
+	struct ibv_qp_attr ud_init = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
 	struct ibv_qp *q = ibv_create_qp(pd, &a);
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
 	if (!q)
 		die("ibv_create_qp");
-	if (type == IBV_QPT_UD) {
-		init.qkey = 0x11;
-		mask |= IBV_QP_QKEY;
-	} else {
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	if (ibv_modify_qp(q, &init, mask))
+	if (type != IBV_QPT_UD)
+		init_qp(q, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	else if (ibv_modify_qp(q, &ud_init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
 		die("modify INIT");
 	return q;
-}
-
-static void connect_qp(struct ibv_qp *q, uint32_t dest)
-{
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 100,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
-	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				   .rnr_retry = 7, .sq_psn = 100, .max_rd_atomic = 4 };
-	int rc = q->qp_type == IBV_QPT_RC;
-
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN |
-					   (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
-		die("modify RTR");
-	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN |
-					   (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-							 IBV_QP_MAX_QP_RD_ATOMIC
-					       : 0)))
-		die("modify RTS");
 }
 
 /* A connected pair: a on cqa, b on cqb. */
@@ -121,22 +56,6 @@ static void pair(enum ibv_qp_type type, struct ibv_qp **a, struct ibv_qp **b)
 	*b = make_qp(cqb, type, NULL);
 	connect_qp(*a, (*b)->qp_num);
 	connect_qp(*b, (*a)->qp_num);
-}
-
-static struct ibv_wc wait_wc(struct ibv_cq *cq, const char *name)
-{
-	struct ibv_wc wc;
-
-	for (long i = 0; i < 400000000L; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			die("ibv_poll_cq");
-		if (n == 1)
-			return wc;
-	}
-	fail(name);
-	return wc;
 }
 
 /* A's RDMA op of len bytes at buf + loff against B's address raddr with rkey; its status. */
@@ -306,15 +225,11 @@ static void inv_scenario(void)
 			.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
 					  IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_SEND,
 		};
-		struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-					    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
 
 		b = ibv_create_qp_ex(ctx, &xa);
 		if (!b)
 			die("ibv_create_qp_ex");
-		if (ibv_modify_qp(b, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						    IBV_QP_ACCESS_FLAGS))
-			die("init ex");
+		init_qp(b, IBV_ACCESS_REMOTE_WRITE);
 		a = make_qp(cqa, IBV_QPT_RC, NULL);
 		connect_qp(a, b->qp_num);
 		connect_qp(b, a->qp_num);
@@ -547,25 +462,13 @@ static void srq_scenario(void)
 
 int main(int argc, char **argv)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!list || n < 1)
-		die("no device");
-	ctx = ibv_open_device(list[0]);
-	if (!ctx)
-		die("ibv_open_device");
-	if (ibv_query_gid(ctx, 1, 0, &gid))
-		die("ibv_query_gid");
-	pd = ibv_alloc_pd(ctx);
+	open_loopback(0);
 	cqa = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	cqb = ibv_create_cq(ctx, 256, NULL, NULL, 0);
-	if (!pd || !cqa || !cqb)
-		die("pd/cq");
-	buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap");
+	if (!cqa || !cqb)
+		die("cq");
+	buf = map_buffer(BUF_SIZE);
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				IBV_ACCESS_MW_BIND);

@@ -21,34 +21,18 @@
  *                        with the stale rkey; prints "DEREG OK"
  * Completions are printed as "WC <name> status=<n> opcode=<n> len=<n>".
  */
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "loopback.h"
 
 #define BUF_SIZE (1 << 16)
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp[2];
-static union ibv_gid gid;
 static unsigned char *buf;
-
-static void die(const char *what)
-{
-	printf("FAIL %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-	exit(2);
-}
 
 static struct ibv_qp *make_qp(void)
 {
@@ -59,58 +43,29 @@ static struct ibv_qp *make_qp(void)
 			 .max_inline_data = 64 },
 		.qp_type = IBV_QPT_RC,
 	};
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	};
 	struct ibv_qp *q = ibv_create_qp(pd, &a);
 
 	if (!q)
 		die("ibv_create_qp");
-	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify INIT");
+	init_qp(q, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC);
 	return q;
 }
 
-static void connect_qp(struct ibv_qp *q, uint32_t dest)
+/* Connects q to dest and checks what ibv_query_qp says of it. */
+static void connect_queried(struct ibv_qp *q, uint32_t dest)
 {
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 100,
-		.max_dest_rd_atomic = 4,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
-	struct ibv_qp_attr rts = {
-		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.sq_psn = 100,
-		.max_rd_atomic = 4,
-	};
 	struct ibv_qp_attr got;
 	struct ibv_qp_init_attr init;
 
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					   IBV_QP_MIN_RNR_TIMER))
-		die("modify RTR");
-	if (ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("modify RTS");
+	connect_qp(q, dest);
 	if (ibv_query_qp(q, &got, IBV_QP_STATE | IBV_QP_CAP, &init) || got.qp_state != IBV_QPS_RTS ||
 	    got.dest_qp_num != dest || init.cap.max_inline_data != 64)
 		die("query_qp");
 }
 
 /* Polls until one completion arrives (bounded) and prints it. */
-static struct ibv_wc wait_wc(const char *name)
+static struct ibv_wc print_wc(const char *name)
 {
 	struct ibv_wc wc;
 
@@ -172,7 +127,7 @@ static void check_write(const char *name, void *src, uint32_t len, uint32_t lkey
 	struct ibv_wc wc;
 
 	post(qp[0], IBV_WR_RDMA_WRITE, src, len, lkey, (uintptr_t)dst, rkey, 1);
-	wc = wait_wc(name);
+	wc = print_wc(name);
 	if (wc.status || memcmp(src, dst, len))
 		die(name);
 }
@@ -242,7 +197,7 @@ static void zero_copy_scenario(struct ibv_mr *mr)
 	/* One byte past the heap region: refused by the responder (the QP is in error afterwards). */
 	post(qp[0], IBV_WR_RDMA_WRITE, src, 2, mr->lkey, (uintptr_t)(unaligned + 4999),
 	     heap_mr->rkey, 1);
-	wait_wc("zc-past-end");
+	print_wc("zc-past-end");
 	if (unaligned[5000] != 0x22)
 		die("zc past end");
 	if (ibv_dereg_mr(sub) || ibv_dereg_mr(heap_mr) || ibv_dereg_mr(file_mr) ||
@@ -280,7 +235,7 @@ static void dereg_scenario(struct ibv_mr *mr)
 	await_line();
 	memset(region, 9, 8192);
 	post(qp[0], IBV_WR_RDMA_WRITE, buf, 100, mr->lkey, (uintptr_t)region, rkey, 1);
-	wait_wc("dereg-stale");
+	print_wc("dereg-stale");
 	if (region[0] != 9)
 		die("stale rkey wrote");
 	printf("DEREG OK\n");
@@ -318,28 +273,15 @@ static void fork_scenario(struct ibv_mr *mr)
 
 int main(int argc, char **argv)
 {
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
 	const char *mode = argc > 1 ? argv[1] : "data";
 	struct ibv_mr *mr;
 
-	if (!list || n < 1)
-		die("no device");
-	if (!strcmp(mode, "forksafe") && ibv_fork_init())
-		die("ibv_fork_init");
-	ctx = ibv_open_device(list[0]);
-	if (!ctx)
-		die("ibv_open_device");
-	if (ibv_query_gid(ctx, 1, 0, &gid))
-		die("ibv_query_gid");
-	pd = ibv_alloc_pd(ctx);
+	open_loopback(!strcmp(mode, "forksafe"));
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	if (!pd || !cq)
-		die("pd/cq");
+	if (!cq)
+		die("cq");
 	/* Twice the registered size: the "zc" scenario registers across the end of the region. */
-	buf = mmap(NULL, 2 * BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		die("mmap");
+	buf = map_buffer(2 * BUF_SIZE);
 	for (int i = 0; i < BUF_SIZE; i++)
 		buf[i] = (unsigned char)(i * 7 + 3);
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
@@ -349,8 +291,8 @@ int main(int argc, char **argv)
 		die("ibv_reg_mr");
 	qp[0] = make_qp();
 	qp[1] = make_qp();
-	connect_qp(qp[0], qp[1]->qp_num);
-	connect_qp(qp[1], qp[0]->qp_num);
+	connect_queried(qp[0], qp[1]->qp_num);
+	connect_queried(qp[1], qp[0]->qp_num);
 
 	if (!strcmp(mode, "data")) {
 		unsigned char *src = buf, *dst = buf + 8192, *rcv = buf + 16384, *rd = buf + 24576;
@@ -359,35 +301,35 @@ int main(int argc, char **argv)
 
 		memset(dst, 0, 4096);
 		post(qp[0], IBV_WR_RDMA_WRITE, src, 4096, mr->lkey, (uintptr_t)dst, mr->rkey, 1);
-		wc = wait_wc("write");
+		wc = print_wc("write");
 		if (wc.status || memcmp(src, dst, 4096))
 			die("write data");
 		post_recv(qp[1], rcv, 1024, mr->lkey);
 		post(qp[0], IBV_WR_SEND_WITH_IMM, src + 100, 300, mr->lkey, 0, 0, 2);
 		/* The receive may complete before the sender's ACK arrives: take both, by opcode. */
-		wc = wait_wc("send-or-recv");
+		wc = print_wc("send-or-recv");
 		if (wc.opcode != IBV_WC_RECV)
-			wc = wait_wc("send-or-recv");
+			wc = print_wc("send-or-recv");
 		else
-			wait_wc("send-or-recv");
+			print_wc("send-or-recv");
 		if (wc.status || wc.byte_len != 300 || !(wc.wc_flags & IBV_WC_WITH_IMM) ||
 		    be32toh(wc.imm_data) != 0x1234 || wc.opcode != IBV_WC_RECV || memcmp(src + 100, rcv, 300))
 			die("send data");
 		memset(rd, 0, 2000);
 		post(qp[0], IBV_WR_RDMA_READ, rd, 2000, mr->lkey, (uintptr_t)(src + 5000), mr->rkey, 3);
-		wc = wait_wc("read");
+		wc = print_wc("read");
 		if (wc.status || memcmp(rd, src + 5000, 2000))
 			die("read data");
 		*counter = 40;
 		post(qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, old, 8, mr->lkey, (uintptr_t)counter, mr->rkey, 4);
-		wc = wait_wc("faa");
+		wc = print_wc("faa");
 		if (wc.status || *old != 40 || *counter != 45)
 			die("atomic");
 		printf("DATA OK write=4096 send=300 read=2000 faa=%llu->%llu\n", (unsigned long long)*old,
 		       (unsigned long long)*counter);
 	} else if (!strcmp(mode, "badlkey")) {
 		post(qp[0], IBV_WR_SEND, buf, 64, mr->lkey + 0x1000, 0, 0, 1);
-		wait_wc("badlkey");
+		print_wc("badlkey");
 	} else if (!strcmp(mode, "unmapped") || !strcmp(mode, "remote-unmapped")) {
 		unsigned char *pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -404,7 +346,7 @@ int main(int argc, char **argv)
 		else
 			post(qp[0], IBV_WR_RDMA_WRITE, buf, 1000, mr->lkey, (uintptr_t)(pages + 4096),
 			     gone->rkey, 1);
-		wait_wc(mode);
+		print_wc(mode);
 	} else if (!strcmp(mode, "zc")) {
 		zero_copy_scenario(mr);
 	} else if (!strcmp(mode, "dereg")) {
@@ -427,7 +369,7 @@ int main(int argc, char **argv)
 		/* Another program's lkey names memory of another PD: a local protection error. */
 		post(qp[0], IBV_WR_RDMA_WRITE, (void *)(uintptr_t)addr, 64, lkey, (uintptr_t)buf,
 		     mr->rkey, 1);
-		wait_wc("foreign-lkey");
+		print_wc("foreign-lkey");
 		/* Its rkey, through a QP of this program's PD: a remote access error. */
 		ibv_destroy_qp(qp[0]);
 		ibv_destroy_qp(qp[1]);
@@ -436,7 +378,7 @@ int main(int argc, char **argv)
 		connect_qp(qp[0], qp[1]->qp_num);
 		connect_qp(qp[1], qp[0]->qp_num);
 		post(qp[0], IBV_WR_RDMA_WRITE, buf, 64, mr->lkey, addr, rkey, 2);
-		wait_wc("foreign-rkey");
+		print_wc("foreign-rkey");
 	} else {
 		die("usage");
 	}

@@ -11,43 +11,21 @@
  *   srq   two RC QPs on one SRQ of 8: exactly 8 receives fit, sends on both QPs consume them with
  *         the right qp_num, the limit and resizing rules of ibv_modify_srq, ibv_query_srq, EBUSY
  *         while QPs use the SRQ; prints "SRQ OK"
- * Failures print "FAIL <what>: <errno text>" and exit 2.
+ * A failed call prints "FAIL <what>: <errno text>" and exits 2, a failed check "FAIL <what>" and
+ * exits 3.
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "loopback.h"
 
 #define BUF_SIZE (1 << 16)
 #define QKEY 0x11111111u
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *mr;
-static union ibv_gid gid;
 static unsigned char *buf;
-
-static void die(const char *what)
-{
-	printf("FAIL %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-	exit(2);
-}
-
-static void check(int ok, const char *what)
-{
-	if (!ok) {
-		errno = 0;
-		die(what);
-	}
-}
 
 static double now_s(void)
 {
@@ -73,7 +51,7 @@ static int poll_one(struct ibv_wc *wc, double seconds)
 	return 0;
 }
 
-static struct ibv_wc wait_wc(const char *name)
+static struct ibv_wc print_wc(const char *name)
 {
 	struct ibv_wc wc;
 
@@ -86,21 +64,10 @@ static struct ibv_wc wait_wc(const char *name)
 
 static void setup(void)
 {
-	int n;
-	struct ibv_device **list = ibv_get_device_list(&n);
-
-	if (!list || n < 1)
-		die("no device");
-	ctx = ibv_open_device(list[0]);
-	if (!ctx)
-		die("ibv_open_device");
-	ibv_free_device_list(list);
-	if (ibv_query_gid(ctx, 1, 0, &gid))
-		die("ibv_query_gid");
-	pd = ibv_alloc_pd(ctx);
+	open_loopback(0);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	buf = aligned_alloc(4096, BUF_SIZE);
-	if (!pd || !cq || !buf)
+	if (!cq || !buf)
 		die("setup");
 	memset(buf, 0, BUF_SIZE);
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
@@ -183,7 +150,7 @@ static void scenario_ud(void)
 	check(post_recv(b, NULL, 1, 0, 40 + 2048) == 0, "post_recv");
 	check(ud_send(a, ah, b->qp_num, QKEY, 10, 8192, 23, IBV_WR_SEND_WITH_IMM) == 0, "post_send");
 	for (int i = 0; i < 2; i++) {
-		wc = wait_wc("ud");
+		wc = print_wc("ud");
 		check(wc.status == IBV_WC_SUCCESS, "UD completion status");
 		if (wc.opcode == IBV_WC_RECV) {
 			check(wc.byte_len == 40 + 23 && wc.qp_num == b->qp_num && wc.src_qp == a->qp_num,
@@ -203,7 +170,7 @@ static void scenario_ud(void)
 	strcpy((char *)buf + 12288, "reply");
 	check(ud_send(b, reply, src, QKEY, 11, 12288, 6, IBV_WR_SEND) == 0, "reply send");
 	for (int i = 0; i < 2; i++) {
-		wc = wait_wc("reply");
+		wc = print_wc("reply");
 		check(wc.status == IBV_WC_SUCCESS, "reply status");
 		if (wc.opcode == IBV_WC_RECV)
 			check(wc.qp_num == a->qp_num && !strcmp((char *)buf + 4096 + 40, "reply"),
@@ -238,12 +205,12 @@ static void scenario_ud(void)
 	/* A wrong Q_Key: the sender completes, the receiver drops the datagram. */
 	check(post_recv(b, NULL, 3, 0, 40 + 2048) == 0, "post_recv 3");
 	check(ud_send(a, ah, b->qp_num, 0x2222, 12, 8192, 23, IBV_WR_SEND) == 0, "bad qkey send");
-	wc = wait_wc("badqkey");
+	wc = print_wc("badqkey");
 	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 12, "bad qkey send completes");
 	check(!poll_one(&wc, 0.5), "nothing received with a wrong Q_Key");
 	/* Larger than the MTU: an error completion, the QP keeps working. */
 	check(ud_send(a, ah, b->qp_num, QKEY, 13, 0, 4097, IBV_WR_SEND) == 0, "long send posted");
-	wc = wait_wc("toolong");
+	wc = print_wc("toolong");
 	check(wc.status == IBV_WC_LOC_LEN_ERR && wc.wr_id == 13, "message beyond the MTU");
 	/* No address handle, or an RDMA opcode: refused at post time. */
 	check(ud_send(a, NULL, b->qp_num, QKEY, 14, 0, 8, IBV_WR_SEND) == EINVAL, "send without AH");
@@ -266,14 +233,14 @@ static void scenario_ud(void)
 		check(ud_send(a, &pd_as_ah, b->qp_num, QKEY, 18, 8192, 23, IBV_WR_SEND) == 0, "PD as AH posted");
 		check(ud_send(a, &stale, b->qp_num, QKEY, 19, 8192, 23, IBV_WR_SEND) == 0, "stale AH posted");
 		for (int i = 17; i <= 19; i++) {
-			wc = wait_wc("badah");
+			wc = print_wc("badah");
 			check(wc.status == IBV_WC_LOC_QP_OP_ERR && wc.wr_id == (uint64_t)i, "foreign AH number");
 		}
 	}
 	/* The receive posted above still serves a good datagram. */
 	check(ud_send(a, ah, b->qp_num, QKEY, 16, 8192, 23, IBV_WR_SEND) == 0, "good send again");
 	for (int i = 0; i < 2; i++) {
-		wc = wait_wc("again");
+		wc = print_wc("again");
 		check(wc.status == IBV_WC_SUCCESS, "good send after errors");
 		if (wc.opcode == IBV_WC_RECV)
 			check(wc.wr_id == 3, "the receive left by the dropped datagram");
@@ -293,32 +260,12 @@ static struct ibv_qp *rc_qp(struct ibv_srq *srq)
 			 .max_recv_sge = srq ? 0 : 1 },
 		.qp_type = IBV_QPT_RC,
 	};
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				    .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
 	struct ibv_qp *q = ibv_create_qp(pd, &a);
 
 	if (!q)
 		die("create RC QP");
-	if (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("RC INIT");
+	init_qp(q, IBV_ACCESS_LOCAL_WRITE);
 	return q;
-}
-
-static void rc_connect(struct ibv_qp *q, uint32_t dest)
-{
-	struct ibv_qp_attr rtr = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest, .rq_psn = 1,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .dgid = gid, .hop_limit = 64 } },
-	};
-	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				   .rnr_retry = 7, .sq_psn = 1, .max_rd_atomic = 1 };
-
-	if (ibv_modify_qp(q, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ||
-	    ibv_modify_qp(q, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RC connect");
 }
 
 static int rc_send(struct ibv_qp *q, uint64_t id, size_t off, uint32_t len)
@@ -359,8 +306,8 @@ static void scenario_srq(void)
 		check(b[i]->srq == srq, "QP names its SRQ");
 	}
 	for (int i = 0; i < 2; i++) {
-		rc_connect(a[i], b[i]->qp_num);
-		rc_connect(b[i], a[i]->qp_num);
+		connect_qp(a[i], b[i]->qp_num);
+		connect_qp(b[i], a[i]->qp_num);
 	}
 	/* Exactly max_wr receives fit; the QPs on the SRQ have no receive queue of their own. */
 	for (int i = 0; i < 8; i++)
@@ -383,7 +330,7 @@ static void scenario_srq(void)
 	check(rc_send(a[0], 1, 8192, 16) == 0, "send 0");
 	check(rc_send(a[1], 2, 9216, 17) == 0, "send 1");
 	for (int n = 0; n < 4; n++) {
-		wc = wait_wc("srq");
+		wc = print_wc("srq");
 		check(wc.status == IBV_WC_SUCCESS, "SRQ completion status");
 		if (wc.opcode == IBV_WC_RECV) {
 			int which = wc.qp_num == b[0]->qp_num ? 0 : wc.qp_num == b[1]->qp_num ? 1 : -1;
