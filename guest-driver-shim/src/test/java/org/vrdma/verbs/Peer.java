@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import org.vrdma.vnic.verbs.AccessFlags;
+import org.vrdma.vnic.verbs.SendFlags;
 
 /** One side of a test: a context, PD, channel, CQ, one registered buffer and its QPs. */
 final class Peer implements AutoCloseable {
@@ -91,6 +92,32 @@ final class Peer implements AutoCloseable {
         QpInfo ib = QpInfo.of(b, pb.mr);
         QpConnector.rcToRts(a, ia, ib, QP_TIMEOUT);
         QpConnector.rcToRts(b, ib, ia, QP_TIMEOUT);
+    }
+
+    /** A UD QP of each peer in RTS, each host with a route to the other's; their addresses. */
+    record UdPair(IbvQp a, IbvQp b, QpInfo ia, QpInfo ib) {}
+
+    /** Two UD QPs, {@code pa}'s and {@code pb}'s (16 WRs each way), in RTS with Q_Key {@code qkey}. */
+    static UdPair connectUd(Peer pa, Peer pb, int qkey) {
+        IbvQp a = pa.qp(IbvQpInitAttr.ud(pa.cq, 16));
+        IbvQp b = pb.qp(IbvQpInitAttr.ud(pb.cq, 16));
+        QpInfo ia = QpInfo.of(a, pa.mr);
+        QpInfo ib = QpInfo.of(b, pb.mr);
+        QpConnector.udToRts(a, qkey, ia);
+        QpConnector.udToRts(b, qkey, ib);
+        QpConnector.addRoute(pa.ctx, ib);
+        QpConnector.addRoute(pb.ctx, ia);
+        return new UdPair(a, b, ia, ib);
+    }
+
+    /** A signaled UD SEND of {@code len} bytes of this peer's region at {@code offset} to QP {@code qpn} through {@code ah}. */
+    IbvSendWr udSend(IbvAh ah, int qpn, int qkey, long offset, int len) {
+        IbvSendWr s = new IbvSendWr(1).addSge(mr, offset, len);
+        s.sendFlags = SendFlags.SIGNALED;
+        s.ah = ah;
+        s.remoteQpn = qpn;
+        s.remoteQkey = qkey;
+        return s;
     }
 
     @Override

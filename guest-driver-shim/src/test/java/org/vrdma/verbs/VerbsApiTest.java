@@ -279,12 +279,8 @@ class VerbsApiTest {
                 a.ctx.loop.execute(() -> {
                     try {
                         posted.await();
-                        IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, 64);
+                        IbvSendWr s = a.udSend(self, target.qpNum(), 0x2222, 0, 64);
                         s.wrId = sendId;
-                        s.sendFlags = SendFlags.SIGNALED;
-                        s.ah = self;
-                        s.remoteQpn = target.qpNum();
-                        s.remoteQkey = 0x2222;
                         sender.postSend(s);
                         sent.complete(null);
                     } catch (Throwable t) {
@@ -310,26 +306,19 @@ class VerbsApiTest {
 
     @Test
     void udSendArrivesWithGrh() {
-        IbvQp ua = a.qp(IbvQpInitAttr.ud(a.cq, 16));
-        IbvQp ub = b.qp(IbvQpInitAttr.ud(b.cq, 16));
-        QpInfo ia = QpInfo.of(ua, a.mr);
-        QpInfo ib = QpInfo.of(ub, b.mr);
-        QpConnector.udToRts(ua, 0x1111, ia);
-        QpConnector.udToRts(ub, 0x1111, ib);
-        QpConnector.addRoute(a.ctx, ib);
-        QpConnector.addRoute(b.ctx, ia);
+        Peer.UdPair ud = Peer.connectUd(a, b, 0x1111);
+        IbvQp ua = ud.a();
+        IbvQp ub = ud.b();
+        QpInfo ia = ud.ia();
+        QpInfo ib = ud.ib();
         IbvRecvWr r = new IbvRecvWr(1).addSge(b.mr, 0, 40 + 512);
         r.wrId = 21;
         ub.postRecv(r);
         fill(a.buf, 0, 512, 5);
         try (IbvAh ah = a.pd.createAh(IbvAhAttr.of(ib.gid()))) {
-            IbvSendWr s = new IbvSendWr(1).addSge(a.mr, 0, 512);
+            IbvSendWr s = a.udSend(ah, ub.qpNum(), 0x1111, 0, 512);
             s.opcode = WrOpcode.SEND_WITH_IMM;
             s.immData = 0xAB;
-            s.sendFlags = SendFlags.SIGNALED;
-            s.ah = ah;
-            s.remoteQpn = ub.qpNum();
-            s.remoteQkey = 0x1111;
             ua.postSend(s);
             assertThat(a.next().status).isEqualTo(WcStatus.SUCCESS);
             IbvWc got = b.next();
@@ -348,12 +337,7 @@ class VerbsApiTest {
             back.wrId = 22;
             ua.postRecv(back);
             try (IbvAh reply = b.pd.createAhFromWc(got, b.buf.asSlice(0, 40), 1)) {
-                IbvSendWr pong = new IbvSendWr(1).addSge(b.mr, 40, 64);
-                pong.sendFlags = SendFlags.SIGNALED;
-                pong.ah = reply;
-                pong.remoteQpn = got.srcQp;
-                pong.remoteQkey = 0x1111;
-                ub.postSend(pong);
+                ub.postSend(b.udSend(reply, got.srcQp, 0x1111, 40, 64));
                 assertThat(b.next().status).isEqualTo(WcStatus.SUCCESS);
                 IbvWc ret = a.next();
                 assertThat(ret.wrId).isEqualTo(22);
@@ -379,14 +363,10 @@ class VerbsApiTest {
     /** The embedded side of AttachedUdSrqTest's error cases: the same requests, the same outcomes. */
     @Test
     void udQkeyMismatchIsDroppedAndSrqLimitsHoldAsWhenAttached() {
-        IbvQp ua = a.qp(IbvQpInitAttr.ud(a.cq, 16));
-        IbvQp ub = b.qp(IbvQpInitAttr.ud(b.cq, 16));
-        QpInfo ia = QpInfo.of(ua, a.mr);
-        QpInfo ib = QpInfo.of(ub, b.mr);
-        QpConnector.udToRts(ua, 0x1111, ia);
-        QpConnector.udToRts(ub, 0x1111, ib);
-        QpConnector.addRoute(a.ctx, ib);
-        QpConnector.addRoute(b.ctx, ia);
+        Peer.UdPair ud = Peer.connectUd(a, b, 0x1111);
+        IbvQp ua = ud.a();
+        IbvQp ub = ud.b();
+        QpInfo ib = ud.ib();
         IbvAhAttr notGlobal = IbvAhAttr.of(ib.gid());
         notGlobal.isGlobal = false;
         assertThatThrownBy(() -> a.pd.createAh(notGlobal)).isInstanceOf(IbvInvalidArgumentException.class);
@@ -396,18 +376,9 @@ class VerbsApiTest {
         a.buf.asSlice(0, 16).fill((byte) 0x11);
         a.buf.asSlice(16, 16).fill((byte) 0x22);
         IbvAh ah = a.pd.createAh(IbvAhAttr.of(ib.gid()));
-        IbvSendWr bad = new IbvSendWr(1).addSge(a.mr, 0, 16);
-        bad.sendFlags = SendFlags.SIGNALED;
-        bad.ah = ah;
-        bad.remoteQpn = ub.qpNum();
-        bad.remoteQkey = 0x1112;
-        ua.postSend(bad);
+        ua.postSend(a.udSend(ah, ub.qpNum(), 0x1112, 0, 16)); // the wrong Q_Key
         assertThat(a.next().status).isEqualTo(WcStatus.SUCCESS);
-        IbvSendWr good = new IbvSendWr(1).addSge(a.mr, 16, 16);
-        good.sendFlags = SendFlags.SIGNALED;
-        good.ah = ah;
-        good.remoteQpn = ub.qpNum();
-        good.remoteQkey = 0x1111;
+        IbvSendWr good = a.udSend(ah, ub.qpNum(), 0x1111, 16, 16);
         ua.postSend(good);
         assertThat(a.next().status).isEqualTo(WcStatus.SUCCESS);
         IbvWc got = b.next();
