@@ -4,6 +4,24 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+import static org.vrdma.vswitch.udp.Mmsg.AF_INET;
+import static org.vrdma.vswitch.udp.Mmsg.CAPTURE;
+import static org.vrdma.vswitch.udp.Mmsg.CONTROL;
+import static org.vrdma.vswitch.udp.Mmsg.CONTROL_LEN;
+import static org.vrdma.vswitch.udp.Mmsg.EAGAIN;
+import static org.vrdma.vswitch.udp.Mmsg.EINTR;
+import static org.vrdma.vswitch.udp.Mmsg.ERRNO;
+import static org.vrdma.vswitch.udp.Mmsg.FLAGS;
+import static org.vrdma.vswitch.udp.Mmsg.INT_BE;
+import static org.vrdma.vswitch.udp.Mmsg.IOV;
+import static org.vrdma.vswitch.udp.Mmsg.IOVEC_BYTES;
+import static org.vrdma.vswitch.udp.Mmsg.IOV_LEN;
+import static org.vrdma.vswitch.udp.Mmsg.MMSG_BYTES;
+import static org.vrdma.vswitch.udp.Mmsg.MSG_LEN;
+import static org.vrdma.vswitch.udp.Mmsg.NAME;
+import static org.vrdma.vswitch.udp.Mmsg.NAME_LEN;
+import static org.vrdma.vswitch.udp.Mmsg.SHORT_BE;
+import static org.vrdma.vswitch.udp.Mmsg.SOL_UDP;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -18,13 +36,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 
@@ -58,36 +71,15 @@ final class DatagramReceiver implements EpollIoHandle {
 
     private static final int MSG_DONTWAIT = 0x40;
     private static final int MSG_TRUNC = 0x20;
-    private static final int EAGAIN = 11;
-    private static final int EINTR = 4;
-    private static final int AF_INET = 2;
     private static final int AF_INET6 = 10;
-    private static final int SOL_UDP = 17;
     private static final int UDP_GRO = 104;
 
-    // struct mmsghdr on LP64 Linux: msghdr (56 bytes) + msg_len, padded to 64.
-    private static final int MMSG_BYTES = 64;
-    private static final int NAME = 0;
-    private static final int NAME_LEN = 8;
-    private static final int IOV = 16;
-    private static final int IOV_LEN = 24;
-    private static final int CONTROL = 32;
-    private static final int CONTROL_LEN = 40;
-    private static final int FLAGS = 48;
-    private static final int MSG_LEN = 56;
-    private static final int IOVEC_BYTES = 16;
     /** sockaddr_in6, the larger of the two families. */
     private static final int NAME_BYTES = 32;
 
     private static final int CONTROL_BYTES = 64;
 
-    private static final ValueLayout.OfInt INT_BE = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
-    private static final ValueLayout.OfShort SHORT_BE = JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN);
-
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO =
-            CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno")).withInvokeExactBehavior();
     private static final MethodHandle RECVMMSG;
     private static final MethodHandle DUP;
     private static final MethodHandle CLOSE;
