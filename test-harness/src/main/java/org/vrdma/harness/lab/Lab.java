@@ -120,176 +120,109 @@ public record Lab(
 
     /** A copy with another seed (to replay or vary a run). */
     public Lab withSeed(long newSeed) {
-        return new Lab(
-                name,
-                description,
-                newSeed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> c.seed = newSeed);
     }
 
     /** A copy with another duration and drain time. */
     public Lab withDurationUs(long newDurationUs, long newDrainUs) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                newDurationUs,
-                newDrainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> {
+            c.durationUs = newDurationUs;
+            c.drainUs = newDrainUs;
+        });
     }
 
     /** A copy with another lab-wide congestion control. */
     public Lab withCc(CcSpec newCc) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                newCc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> c.cc = newCc);
     }
 
     /** A copy without the sweep (one variant of it). */
     public Lab withSweep(SweepSpec newSweep) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                newSweep,
-                pfc);
+        return with(c -> c.sweep = newSweep);
     }
 
     /** A copy with other transport settings. */
     public Lab withTransport(TransportSpec newTransport) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                newTopologyOr(topology),
-                hosts,
-                newTransport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> c.transport = newTransport);
     }
 
     /** A copy with another topology. */
     public Lab withTopology(TopologySpec newTopology) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                newTopology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
-    }
-
-    private static TopologySpec newTopologyOr(TopologySpec t) {
-        return t;
+        return with(c -> c.topology = newTopology);
     }
 
     /** A copy with a new name. */
     public Lab withName(String newName) {
-        return new Lab(
-                newName,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> c.name = newName);
     }
 
     /** A copy with other workloads. */
     public Lab withWorkloads(List<WorkloadSpec> newWorkloads) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                newWorkloads,
-                sampleIntervalUs,
-                sweep,
-                pfc);
+        return with(c -> c.workloads = newWorkloads);
     }
 
     /** A copy with other priority flow control settings (null: none). */
     public Lab withPfc(PfcSpec newPfc) {
-        return new Lab(
-                name,
-                description,
-                seed,
-                durationUs,
-                drainUs,
-                vpcs,
-                topology,
-                hosts,
-                transport,
-                cc,
-                workloads,
-                sampleIntervalUs,
-                sweep,
-                newPfc);
+        return with(c -> c.pfc = newPfc);
+    }
+
+    /** A copy of this lab with {@code change} applied to its fields. */
+    private Lab with(java.util.function.Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return c.lab();
+    }
+
+    /** The fields of a lab being copied, for the withers to change before it is built. */
+    private static final class Copy {
+        String name;
+        String description;
+        Long seed;
+        Long durationUs;
+        Long drainUs;
+        List<VpcSpec> vpcs;
+        TopologySpec topology;
+        List<HostSpec> hosts;
+        TransportSpec transport;
+        CcSpec cc;
+        List<WorkloadSpec> workloads;
+        Long sampleIntervalUs;
+        SweepSpec sweep;
+        PfcSpec pfc;
+
+        Copy(Lab l) {
+            name = l.name;
+            description = l.description;
+            seed = l.seed;
+            durationUs = l.durationUs;
+            drainUs = l.drainUs;
+            vpcs = l.vpcs;
+            topology = l.topology;
+            hosts = l.hosts;
+            transport = l.transport;
+            cc = l.cc;
+            workloads = l.workloads;
+            sampleIntervalUs = l.sampleIntervalUs;
+            sweep = l.sweep;
+            pfc = l.pfc;
+        }
+
+        Lab lab() {
+            return new Lab(
+                    name,
+                    description,
+                    seed,
+                    durationUs,
+                    drainUs,
+                    vpcs,
+                    topology,
+                    hosts,
+                    transport,
+                    cc,
+                    workloads,
+                    sampleIntervalUs,
+                    sweep,
+                    pfc);
+        }
     }
 }
