@@ -240,7 +240,8 @@ static void sleeppoll_scenario(void)
 
 /* ---------------------------------------------------------------- async events */
 
-static void await_async(enum ibv_event_type type, struct ibv_qp *qp, const char *name)
+/* The next async event, waited for with poll(2) on the async fd (bounded: fails naming name). */
+static struct ibv_async_event next_async(const char *name)
 {
 	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
@@ -249,6 +250,13 @@ static void await_async(enum ibv_event_type type, struct ibv_qp *qp, const char 
 		fail(name);
 	if (ibv_get_async_event(ctx, &ev))
 		die("ibv_get_async_event");
+	return ev;
+}
+
+static void await_async(enum ibv_event_type type, struct ibv_qp *qp, const char *name)
+{
+	struct ibv_async_event ev = next_async(name);
+
 	printf("ASYNC %s type=%d same_qp=%d\n", name, ev.event_type, ev.element.qp == qp);
 	if (ev.event_type != type || ev.element.qp != qp)
 		fail(name);
@@ -296,7 +304,6 @@ static void cqerr_scenario(void)
 {
 	struct ibv_cq *small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	struct ibv_cq *other = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	struct ibv_qp *a, *b;
 
@@ -307,10 +314,7 @@ static void cqerr_scenario(void)
 	connect_pair(a, b);
 	for (int i = 0; i < 8; i++)
 		post_send(a, IBV_WR_RDMA_WRITE, buf, 64, (uintptr_t)(buf + 8192), mr->rkey, 0, i);
-	if (poll(&p, 1, 20000) != 1)
-		fail("no CQ_ERR");
-	if (ibv_get_async_event(ctx, &ev))
-		die("ibv_get_async_event");
+	ev = next_async("no CQ_ERR");
 	printf("ASYNC cq-overrun type=%d same_cq=%d\n", ev.event_type, ev.element.cq == small);
 	if (ev.event_type != IBV_EVENT_CQ_ERR || ev.element.cq != small)
 		fail("cq-overrun");
@@ -326,7 +330,6 @@ static void srqlimit_scenario(void)
 	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
 	struct ibv_srq_attr limit = { .srq_limit = 4 };
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	struct ibv_srq *srq;
 	struct ibv_qp *a, *b;
@@ -365,10 +368,7 @@ static void srqlimit_scenario(void)
 	for (int i = 0; i < 4; i++)
 		if (wait_wc(cq, "srq traffic").status)
 			fail("srq traffic status");
-	if (poll(&p, 1, 20000) != 1)
-		fail("no SRQ_LIMIT_REACHED");
-	if (ibv_get_async_event(ctx, &ev))
-		die("ibv_get_async_event");
+	ev = next_async("no SRQ_LIMIT_REACHED");
 	printf("ASYNC srq-limit type=%d same_srq=%d\n", ev.event_type, ev.element.srq == srq);
 	if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
 		fail("srq-limit");
@@ -545,18 +545,6 @@ static void wr_scenario(void)
 /* ---------------------------------------------------------------- COMM_EST, port, device, UC */
 
 /* The next async event (bounded wait), whatever it names. */
-static struct ibv_async_event next_async(const char *name)
-{
-	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-
-	if (poll(&p, 1, 20000) != 1)
-		fail(name);
-	if (ibv_get_async_event(ctx, &ev))
-		die("ibv_get_async_event");
-	return ev;
-}
-
 /* A peer sends while the receiving QP is still in RTR: IBV_EVENT_COMM_EST names that QP, once. */
 static void commest_scenario(void)
 {
