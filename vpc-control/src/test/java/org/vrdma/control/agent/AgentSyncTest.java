@@ -51,32 +51,8 @@ class AgentSyncTest {
                         vpc,
                         "rules",
                         List.of(Map.of("direction", "ingress", "protocol", "rdma", "cidr", "10.0.0.0/16"))));
-        eniA = create(
-                "/v1/enis",
-                Map.of(
-                        "subnetId",
-                        subnet,
-                        "hostId",
-                        hostA,
-                        "vrdma",
-                        true,
-                        "qosPolicyId",
-                        qos,
-                        "securityGroupIds",
-                        List.of(sg)));
-        eniB = create(
-                "/v1/enis",
-                Map.of(
-                        "subnetId",
-                        subnet,
-                        "hostId",
-                        hostB,
-                        "vrdma",
-                        true,
-                        "qosPolicyId",
-                        qos,
-                        "securityGroupIds",
-                        List.of(sg)));
+        eniA = create("/v1/enis", Enis.vrdma(subnet, hostA, qos, sg));
+        eniB = create("/v1/enis", Enis.vrdma(subnet, hostB, qos, sg));
     }
 
     @AfterEach

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.vrdma.control.agent.Enis;
 import org.vrdma.control.agent.HostAgent;
 import org.vrdma.control.api.Controller;
 import org.vrdma.control.client.ControlClient;
@@ -95,32 +96,8 @@ class VSwitchProgrammingTest {
                                         Map.of("direction", "egress", "protocol", "all", "cidr", "10.0.0.0/16"))))
                 .path("id")
                 .asText();
-        eniA = create(
-                "/v1/enis",
-                Map.of(
-                        "subnetId",
-                        subnet,
-                        "hostId",
-                        hostA,
-                        "vrdma",
-                        true,
-                        "qosPolicyId",
-                        qos,
-                        "securityGroupIds",
-                        List.of(sg)));
-        eniB = create(
-                "/v1/enis",
-                Map.of(
-                        "subnetId",
-                        subnet,
-                        "hostId",
-                        hostB,
-                        "vrdma",
-                        true,
-                        "qosPolicyId",
-                        qos,
-                        "securityGroupIds",
-                        List.of(sg)));
+        eniA = create("/v1/enis", Enis.vrdma(subnet, hostA, qos, sg));
+        eniB = create("/v1/enis", Enis.vrdma(subnet, hostB, qos, sg));
         awaitTrue(
                 "both hosts programmed with the other's route",
                 () -> programmerA.snapshot().routes().containsKey(id(eniB))
