@@ -101,21 +101,19 @@ public record Lab(
 
     /** A copy with every omitted field set to its default (topology and workloads are kept as given). */
     public Lab withDefaults() {
-        return new Lab(
-                name == null ? "lab" : name,
-                description,
-                seed == null ? DEFAULT_SEED : seed,
-                durationUs == null ? DEFAULT_DURATION_US : durationUs,
-                drainUs == null ? 10 * (durationUs == null ? DEFAULT_DURATION_US : durationUs) : drainUs,
-                vpcs == null || vpcs.isEmpty() ? List.of(VpcSpec.DEFAULT) : vpcs,
-                topology,
-                hosts == null ? List.of() : hosts,
-                (transport == null ? TransportSpec.DEFAULT : transport).withDefaults(),
-                cc == null ? CcSpec.NONE : cc,
-                workloads == null ? List.of() : workloads,
-                sampleIntervalUs == null ? 10 : sampleIntervalUs,
-                sweep,
-                pfc);
+        long duration = durationUs == null ? DEFAULT_DURATION_US : durationUs;
+        return with(c -> {
+            c.name = name == null ? "lab" : name;
+            c.seed = seed == null ? DEFAULT_SEED : seed;
+            c.durationUs = duration;
+            c.drainUs = drainUs == null ? 10 * duration : drainUs;
+            c.vpcs = vpcs == null || vpcs.isEmpty() ? List.of(VpcSpec.DEFAULT) : vpcs;
+            c.hosts = hosts == null ? List.of() : hosts;
+            c.transport = (transport == null ? TransportSpec.DEFAULT : transport).withDefaults();
+            c.cc = cc == null ? CcSpec.NONE : cc;
+            c.workloads = workloads == null ? List.of() : workloads;
+            c.sampleIntervalUs = sampleIntervalUs == null ? 10 : sampleIntervalUs;
+        });
     }
 
     /** A copy with another seed (to replay or vary a run). */
