@@ -38,6 +38,8 @@ class SpinThenBlockStrategyTest {
         assertThat(yields).isEqualTo(100);
         assertThat(strategy.preemptedSpins()).isZero();
         assertThat(strategy.backingOff()).isFalse();
+        assertThat(strategy.expiredSpins()).isEqualTo(1);
+        assertThat(strategy.backoffTotalNs()).isZero();
     }
 
     @Test
