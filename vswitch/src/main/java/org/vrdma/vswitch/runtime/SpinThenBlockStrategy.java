@@ -25,8 +25,10 @@ import java.util.function.Supplier;
  * threads want the cores, a spinning loop uses up its share of the CPU doing nothing and then waits
  * behind them, so a packet waits for the scheduler's next turn (milliseconds) instead of being
  * handled at once; a sleeping loop instead is woken with priority. So the strategy watches the gap
- * between two polls of one spin: a gap over {@link #PREEMPTED_GAP_NS} means other threads ran in
- * between, and the loop then blocks at once for a back-off period: {@link #MIN_BACKOFF_NS}, doubling
+ * between two polls of one spin: a gap over {@link #SLICE_GAP_NS}, or two over {@link
+ * #PREEMPTED_GAP_NS} within {@link #SHORT_GAPS_WINDOW_NS}, mean other threads want the core (a lone
+ * short gap is a thread that ran briefly, and is only counted), and the loop then blocks at once for
+ * a back-off period: {@link #MIN_BACKOFF_NS}, doubling
  * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, back to the minimum after
  * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
  * without polling; on an idle one it polls.
