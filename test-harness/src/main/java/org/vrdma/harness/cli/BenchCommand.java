@@ -187,7 +187,9 @@ final class BenchCommand implements Callable<Integer> {
             long[] bp1 = lab.busyPollCounters();
             TransportCounters afterBw = lab.transportCounters();
             long[] cs1 = loopContextSwitches(lab);
+            long latWall0 = System.nanoTime();
             rdmaLat = suite.latency(latencySizeBytes, clamp(durationNs / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
+            long latWallNs = System.nanoTime() - latWall0;
             long[] cs2 = loopContextSwitches(lab);
             long cpu2 = loopCpuNs(lab, true) + loopCpuNs(lab, false);
             long alloc2 = loopAllocatedBytes(lab);
@@ -195,7 +197,8 @@ final class BenchCommand implements Callable<Integer> {
             long[] bp2 = lab.busyPollCounters();
             busyPollLine = busyPollUs == 0
                     ? "off (--busy-poll-us 0)"
-                    : busyPollUs + " us per loop; per round trip " + busyPoll(bp1, bp2, rdmaLat.iterations());
+                    : busyPollUs + " us per loop; per round trip "
+                            + busyPoll(bp1, bp2, rdmaLat.iterations(), latWallNs);
             switchesLine = cs1[0] < 0
                     ? "n/a"
                     : String.format(
@@ -440,12 +443,25 @@ final class BenchCommand implements Callable<Integer> {
         return sum;
     }
 
-    private static String busyPoll(long[] from, long[] to, long roundTrips) {
+    private static String busyPoll(long[] from, long[] to, long roundTrips, long runNs) {
         double n = Math.max(1, roundTrips);
         return String.format(
-                "%.2f datagrams found while polling (%.2f read directly, without epoll), %.1f empty polls; %d polls"
-                        + " cut short by losing the core (each a back-off: the loop sleeps instead)",
-                (to[1] - from[1]) / n, (to[3] - from[3]) / n, (to[0] - from[0]) / n, to[2] - from[2]);
+                "%.2f datagrams found while polling (%.2f read directly, without epoll), %.1f empty polls, %.2f"
+                        + " spins ran out (the loop slept); %d polls cut short by losing the core (each a back-off:"
+                        + " the loop sleeps instead; gaps <100 us %d, <300 us %d, <1 ms %d, longer %d), back-offs"
+                        + " %.0f ms of the run's %.0f ms per loop; %d short gaps (50-300 us)",
+                (to[1] - from[1]) / n,
+                (to[3] - from[3]) / n,
+                (to[0] - from[0]) / n,
+                (to[4] - from[4]) / n,
+                to[2] - from[2],
+                to[6] - from[6],
+                to[7] - from[7],
+                to[8] - from[8],
+                to[9] - from[9],
+                (to[5] - from[5]) / 2e6,
+                runNs / 1e6,
+                to[10] - from[10]);
     }
 
     private static String perOp(String label, long[] from, long[] to, long ops, long acks) {

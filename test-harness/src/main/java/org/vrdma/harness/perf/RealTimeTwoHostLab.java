@@ -122,19 +122,27 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
 
     /**
      * Both loops' busy-poll counters: polls that found nothing, spins that ended with a datagram,
-     * spins cut short because the loop lost its core, spins that read their datagram directly. All
-     * zero without busy polling.
+     * spins cut short because the loop lost its core, spins that read their datagram directly, spins
+     * that ran out and slept, the back-off time begun (ns), the gaps that started back-offs by length
+     * (four counts) and the short gaps. All zero without busy polling.
      */
     public long[] busyPollCounters() {
         // A task on each loop orders its earlier counter updates before these reads.
         onA(() -> null);
         onB(() -> null);
-        long[] sum = new long[4];
+        long[] sum = new long[11];
         for (SpinThenBlockStrategy s : spinStrategies) {
             sum[0] += s.spinPolls();
             sum[1] += s.spinHits();
             sum[2] += s.preemptedSpins();
             sum[3] += s.directHits();
+            sum[4] += s.expiredSpins();
+            sum[5] += s.backoffTotalNs();
+            sum[10] += s.shortGaps();
+            long[] gaps = s.backoffGaps();
+            for (int i = 0; i < gaps.length; i++) {
+                sum[6 + i] += gaps[i];
+            }
         }
         return sum;
     }

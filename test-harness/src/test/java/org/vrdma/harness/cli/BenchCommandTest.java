@@ -39,8 +39,10 @@ class BenchCommandTest {
         assertThat(text)
                 .containsPattern(
                         "vRDMA busy polling \\(both loops\\): 100 us per loop; per round trip [0-9.]+ datagrams"
-                                + " found while polling \\([0-9.]+ read directly, without epoll\\), [0-9.]+ empty polls;"
-                                + " \\d+ polls cut short");
+                                + " found while polling \\([0-9.]+ read directly, without epoll\\), [0-9.]+ empty polls,"
+                                + " [0-9.]+ spins ran out \\(the loop slept\\); \\d+ polls cut short .*gaps <100 us \\d+,"
+                                + " <300 us \\d+, <1 ms \\d+, longer \\d+\\), back-offs \\d+ ms of the run's \\d+ ms per"
+                                + " loop; \\d+ short gaps");
         assertThat(text).containsPattern("per WRITE [0-9.]+ datagrams .*[0-9.]+ read bursts, [0-9.]+ recvmmsg calls");
         // The kernel's UDP floors in the same run, and what the loops' scheduling did per round trip.
         assertThat(text)

@@ -25,8 +25,10 @@ import java.util.function.Supplier;
  * threads want the cores, a spinning loop uses up its share of the CPU doing nothing and then waits
  * behind them, so a packet waits for the scheduler's next turn (milliseconds) instead of being
  * handled at once; a sleeping loop instead is woken with priority. So the strategy watches the gap
- * between two polls of one spin: a gap over {@link #PREEMPTED_GAP_NS} means other threads ran in
- * between, and the loop then blocks at once for a back-off period: {@link #MIN_BACKOFF_NS}, doubling
+ * between two polls of one spin: a gap over {@link #SLICE_GAP_NS}, or two over {@link
+ * #PREEMPTED_GAP_NS} within {@link #SHORT_GAPS_WINDOW_NS}, mean other threads want the core (a lone
+ * short gap is a thread that ran briefly, and is only counted), and the loop then blocks at once for
+ * a back-off period: {@link #MIN_BACKOFF_NS}, doubling
  * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, back to the minimum after
  * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
  * without polling; on an idle one it polls.
@@ -53,6 +55,22 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
      * loop then backs off as after an empty poll's gap.
      */
     public static final long PREEMPTED_HIT_GAP_NS = 300_000;
+
+    /**
+     * A gap between two empty polls longer than this is a scheduler slice given to another thread:
+     * the loop backs off at once. A shorter one (over {@link #PREEMPTED_GAP_NS}) starts a back-off only
+     * when another follows within {@link #SHORT_GAPS_WINDOW_NS}.
+     */
+    public static final long SLICE_GAP_NS = PREEMPTED_HIT_GAP_NS;
+
+    /**
+     * {@code -Dvrdma.busyPoll.tolerateShortGaps=false} backs off after any gap over {@link
+     * #PREEMPTED_GAP_NS}, as before short gaps were told apart (to compare the two).
+     */
+    static final boolean TOLERATE_SHORT_GAPS = !"false".equals(System.getProperty("vrdma.busyPoll.tolerateShortGaps"));
+
+    /** Two short gaps this close together mean the core is contended, not just visited. */
+    public static final long SHORT_GAPS_WINDOW_NS = 1_000_000;
 
     public static final long MIN_BACKOFF_NS = 10_000_000;
     public static final long MAX_BACKOFF_NS = 640_000_000;
@@ -94,6 +112,12 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     private long spinHits;
     private long directHits;
     private long preemptedSpins;
+    private long expiredSpins;
+    private long shortGaps;
+    private long lastShortGapNs;
+    private boolean shortGapBefore;
+    private final long[] gaps = new long[4];
+    private long backoffTotalNs;
 
     public SpinThenBlockStrategy(long spinNs) {
         this(spinNs, System::nanoTime, Thread::yield, LoopPollers::current);
@@ -139,7 +163,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
                 if (!hasTasks && !handledSinceLastPoll) {
                     long nowNs = clock.getAsLong();
                     if (nowNs - lastPollNs > PREEMPTED_HIT_GAP_NS) {
-                        backOff(nowNs);
+                        backOff(nowNs, nowNs - lastPollNs);
                     }
                 }
             }
@@ -158,8 +182,8 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         }
         long gapNs = nowNs - lastPollNs;
         lastPollNs = nowNs;
-        if (gapNs > PREEMPTED_GAP_NS) {
-            return backOff(nowNs);
+        if (gapNs > PREEMPTED_GAP_NS && lostTheCore(nowNs, gapNs)) {
+            return backOff(nowNs, gapNs);
         }
         return spinOrBlock(nowNs);
     }
@@ -188,7 +212,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
                 directHits++;
                 handledSinceLastPoll = true;
                 readSinceLastPoll = true;
-                backOff(nowNs);
+                backOff(nowNs, nowNs - lastPollNs);
                 return SelectStrategy.CONTINUE;
             }
             // Handled here: the loop runs the tasks the datagrams queued (the flush), then spins on
@@ -203,8 +227,8 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         }
         long gapNs = nowNs - lastPollNs;
         lastPollNs = nowNs;
-        if (gapNs > PREEMPTED_GAP_NS) {
-            return backOff(nowNs);
+        if (gapNs > PREEMPTED_GAP_NS && lostTheCore(nowNs, gapNs)) {
+            return backOff(nowNs, gapNs);
         }
         directPollsSinceSelect++;
         spinPolls++;
@@ -221,12 +245,33 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             return ready;
         }
         idle = false;
+        expiredSpins++;
         return SelectStrategy.SELECT;
     }
 
+    /**
+     * Whether a gap of over {@link #PREEMPTED_GAP_NS} between two empty polls means the loop lost its
+     * core to other work: a gap as long as a scheduler slice ({@link #SLICE_GAP_NS}) does, and so does
+     * a second shorter one within {@link #SHORT_GAPS_WINDOW_NS} of the previous. A single short gap is
+     * a thread that woke briefly (a timer, the JVM's own threads, a waiting application thread): on a
+     * machine whose other cores are idle it costs the spin only that gap, while a back-off would
+     * cost a wake-up per hop for ten milliseconds or more.
+     */
+    private boolean lostTheCore(long nowNs, long gapNs) {
+        if (gapNs > SLICE_GAP_NS || !TOLERATE_SHORT_GAPS) {
+            return true;
+        }
+        shortGaps++;
+        boolean again = shortGapBefore && nowNs - lastShortGapNs < SHORT_GAPS_WINDOW_NS;
+        shortGapBefore = true;
+        lastShortGapNs = nowNs;
+        return again;
+    }
+
     /** Lost the core while spinning: sleep instead, for a while; longer each time unless the last time was long ago. */
-    private int backOff(long nowNs) {
+    private int backOff(long nowNs, long gapNs) {
         preemptedSpins++;
+        gaps[gapNs < 100_000 ? 0 : gapNs < 300_000 ? 1 : gapNs < 1_000_000 ? 2 : 3]++;
         idle = false;
         if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
             backoffNs = MIN_BACKOFF_NS;
@@ -236,6 +281,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         lastBackoffNs = backoffNs;
         backingOff = true;
         backoffUntilNs = nowNs + backoffNs;
+        backoffTotalNs += backoffNs;
         backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
         return SelectStrategy.SELECT;
     }
@@ -249,6 +295,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             return SelectStrategy.CONTINUE;
         }
         idle = false;
+        expiredSpins++;
         return SelectStrategy.SELECT;
     }
 
@@ -270,6 +317,26 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     /** Spins cut short because the thread lost its core; each starts a back-off. */
     public long preemptedSpins() {
         return preemptedSpins;
+    }
+
+    /** Gaps between polls shorter than a scheduler slice (see {@link #SLICE_GAP_NS}), whether or not they started a back-off. */
+    public long shortGaps() {
+        return shortGaps;
+    }
+
+    /** Spins that ran their whole time without finding anything; the loop then sleeps until the next event. */
+    public long expiredSpins() {
+        return expiredSpins;
+    }
+
+    /** The gaps that started back-offs, by length: under 100 µs, under 300 µs, under 1 ms, longer. */
+    public long[] backoffGaps() {
+        return gaps.clone();
+    }
+
+    /** Back-off periods started so far, summed: time the loop blocked without polling. */
+    public long backoffTotalNs() {
+        return backoffTotalNs;
     }
 
     /** Whether the loop currently blocks without polling, after a preempted spin. */

@@ -38,6 +38,8 @@ class SpinThenBlockStrategyTest {
         assertThat(yields).isEqualTo(100);
         assertThat(strategy.preemptedSpins()).isZero();
         assertThat(strategy.backingOff()).isFalse();
+        assertThat(strategy.expiredSpins()).isEqualTo(1);
+        assertThat(strategy.backoffTotalNs()).isZero();
     }
 
     @Test
@@ -57,7 +59,7 @@ class SpinThenBlockStrategyTest {
     @Test
     void aSpinThatLosesItsCoreBacksOffAndTheBackOffGrowsWhileThatRepeats() throws Exception {
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
         assertThat(strategy.preemptedSpins()).isEqualTo(1);
         assertThat(strategy.backingOff()).isTrue();
@@ -71,7 +73,7 @@ class SpinThenBlockStrategyTest {
         // After it, spinning resumes; preempted again, the next back-off is twice as long.
         nowNs += 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
         nowNs += 2 * SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
@@ -88,7 +90,7 @@ class SpinThenBlockStrategyTest {
         assertThat(strategy.spinHits()).isEqualTo(1);
         ready = 0;
         assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
         nowNs += 4 * SpinThenBlockStrategy.MIN_BACKOFF_NS - 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
@@ -105,7 +107,7 @@ class SpinThenBlockStrategyTest {
             ready = 0;
         }
         turn(false);
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
         assertThat(strategy.preemptedSpins()).isEqualTo(4);
         nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
@@ -161,10 +163,61 @@ class SpinThenBlockStrategyTest {
         assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.SELECT);
     }
 
+    /**
+     * A gap shorter than a scheduler slice is a thread that ran briefly on this core: the spin goes
+     * on. A second one soon after means the core is contended, and the loop backs off; short gaps far
+     * apart never do.
+     */
+    @Test
+    void aShortGapAloneDoesNotBackOffButTwoInQuickSuccessionDo() throws Exception {
+        long shortGapNs = SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        for (int i = 0; i < 5; i++) {
+            nowNs += shortGapNs;
+            assertThat(turn(false)).as("short gap %d", i).isEqualTo(SelectStrategy.CONTINUE);
+            assertThat(strategy.backingOff()).isFalse();
+            // The spin runs out; the loop sleeps until an event wakes it after the window, and the
+            // next spin's short gap is again the first in the window.
+            int strategyNow;
+            do {
+                nowNs += 10_000;
+                strategyNow = turn(false);
+            } while (strategyNow == SelectStrategy.CONTINUE);
+            assertThat(strategyNow).isEqualTo(SelectStrategy.SELECT);
+            nowNs += SpinThenBlockStrategy.SHORT_GAPS_WINDOW_NS;
+            ready = 1;
+            assertThat(turn(false)).isEqualTo(1);
+            ready = 0;
+            assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        }
+        assertThat(strategy.shortGaps()).isEqualTo(5);
+        assertThat(strategy.preemptedSpins()).isZero();
+
+        // Two within the window: a back-off, whose gap is counted among the shortest.
+        nowNs += shortGapNs;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += 10_000;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += shortGapNs;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.preemptedSpins()).isEqualTo(1);
+        assertThat(strategy.backingOff()).isTrue();
+        assertThat(strategy.backoffGaps()).containsExactly(1, 0, 0, 0);
+        assertThat(strategy.backoffTotalNs()).isEqualTo(SpinThenBlockStrategy.MIN_BACKOFF_NS);
+
+        // A gap just over a slice backs off at once, even long after the last short one.
+        nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.CONTINUE);
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
+        assertThat(turn(false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(strategy.preemptedSpins()).isEqualTo(2);
+        assertThat(strategy.backoffGaps()).containsExactly(1, 0, 1, 0);
+    }
+
     @Test
     void tasksDuringABackOffStillRunAtOnce() throws Exception {
         turn(false);
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         turn(false);
         assertThat(strategy.backingOff()).isTrue();
         ready = 2;
@@ -228,8 +281,8 @@ class SpinThenBlockStrategyTest {
         assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
         assertThat(direct.preemptedSpins()).isZero();
         assertThat(direct.backingOff()).isFalse();
-        // A gap between two empty polls is still a lost core.
-        nowNs += SpinThenBlockStrategy.PREEMPTED_GAP_NS + 1;
+        // A slice-long gap between two empty polls is still a lost core.
+        nowNs += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
         assertThat(direct.calculateStrategy(select, false)).isEqualTo(SelectStrategy.SELECT);
         assertThat(direct.preemptedSpins()).isEqualTo(1);
         nowNs += SpinThenBlockStrategy.MIN_BACKOFF_NS;
