@@ -122,7 +122,7 @@ final class DemoCommand implements Callable<Integer> {
 
     private void runRound(PrintWriter out, TwoHostLab lab, PerftestSuite suite, String label) {
         TransportCounters before = lab.transportCounters();
-        long lossesBefore = lab instanceof RealTimeTwoHostLab rt ? rt.injectedLosses() : 0;
+        long lossesBefore = lab.injectedLosses();
         long marksBefore = lab.ecnMarks();
         int[] writeSizes = quick ? new int[] {64, 4096, 65536} : new int[] {2, 64, 1024, 4096, 65536, 1 << 20};
         int[] readSizes = quick ? new int[] {65536} : new int[] {4096, 65536, 1 << 20};
@@ -142,7 +142,7 @@ final class DemoCommand implements Callable<Integer> {
         PerftestSuite.printBandwidth(out, "RDMA_Read BW Test (" + label + ")", reads);
         TransportCounters after = lab.transportCounters();
         TransportCounters delta = after.since(before);
-        long losses = (lab instanceof RealTimeTwoHostLab rt ? rt.injectedLosses() : 0) - lossesBefore;
+        long losses = lab.injectedLosses() - lossesBefore;
         PerftestSuite.printCounters(out, delta, losses, lab.ecnMarks() - marksBefore);
         out.flush();
     }

@@ -205,6 +205,13 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     int statsIntervalMs;
 
     @Option(
+            names = "--capture",
+            paramLabel = "FILE",
+            description = "Write a pcap of the switch's underlay (Geneve) and inner (RoCEv2) frames to FILE until the"
+                    + " host stops; tshark and Wireshark decode it.")
+    Path capture;
+
+    @Option(
             names = "--verify",
             description = "Check every byte: the test runs in rounds of --buffer bytes, each checked by the receiver.")
     boolean verify;
@@ -301,6 +308,14 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                 err.println("vrdma host: cannot set up the ENI: " + rootMessage(e));
                 return START_FAILED;
             }
+            if (capture != null) {
+                try {
+                    host.startCapture(capture);
+                } catch (RuntimeException e) {
+                    err.println("vrdma host: cannot write the capture " + capture + ": " + rootMessage(e));
+                    return START_FAILED;
+                }
+            }
             if (statsIntervalMs > 0) {
                 stats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
                         Thread.ofPlatform().daemon().name("vrdma-stats").factory());
@@ -329,6 +344,14 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         } finally {
             if (stats != null) {
                 stats.shutdownNow();
+            }
+            if (capture != null) {
+                try {
+                    out.println(" capture: " + host.stopCapture() + " packets in " + capture);
+                } catch (IOException | RuntimeException e) {
+                    err.println("vrdma host: the capture " + capture + " is incomplete: " + rootMessage(e));
+                }
+                out.flush();
             }
             host.close();
         }
@@ -410,7 +433,17 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             err.println("vrdma host: cannot serve verbs on " + verbsSocket + ": " + e.getMessage());
             return START_FAILED;
         }
-        Thread hook = new Thread(verbs::close, "vrdma-verbs-close");
+        Thread hook = new Thread(
+                () -> {
+                    verbs.close();
+                    try {
+                        // Killed: the pcap gets what was buffered, so it ends on a whole packet.
+                        host.stopCapture();
+                    } catch (IOException | RuntimeException e) {
+                        // nothing more to save
+                    }
+                },
+                "vrdma-verbs-close");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             out.println("vrdma host: verbs, ENI " + eniIp + " (VNI " + vni + ", GID ::ffff:" + eniIp + ") on "

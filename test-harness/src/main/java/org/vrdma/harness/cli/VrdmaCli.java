@@ -5,11 +5,14 @@ import org.vrdma.control.cli.Resources;
 import org.vrdma.control.cli.UpCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 
 /** Entry point of the {@code ./vrdma} launcher. Each subcommand lives in its own class. */
 @Command(
         name = "vrdma",
         mixinStandardHelpOptions = true,
+        // Every subcommand takes --help (and --version) too.
+        scope = ScopeType.INHERIT,
         versionProvider = VersionProvider.class,
         description = "Virtualized RDMA device emulator: RoCEv2 verbs over a Geneve VPC overlay on lossy UDP.",
         subcommands = {

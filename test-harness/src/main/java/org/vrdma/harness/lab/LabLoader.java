@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
@@ -26,6 +28,8 @@ public final class LabLoader {
         return m.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                // 1.5 ns of delay or 2.5 hosts is a mistake to report, not a number to truncate.
+                .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
                 .enable(SerializationFeature.INDENT_OUTPUT)
                 .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
     }
@@ -111,11 +115,38 @@ public final class LabLoader {
             return "unknown field " + field;
         }
         if (m.contains("Could not resolve type id")) {
-            return "unknown type (workloads: perftest, incast, allToAll, poisson, flows): " + m.split("\n")[0];
+            java.util.regex.Matcher id =
+                    java.util.regex.Pattern.compile("type id '([^']*)'").matcher(m);
+            return "unknown type " + (id.find() ? id.group(1) + " " : "")
+                    + "(workloads: perftest, incast, allToAll, poisson, flows)";
         }
         if (m.contains("missing type id")) {
             return "needs a type (perftest, incast, allToAll, poisson, flows)";
         }
+        if (e instanceof MismatchedInputException mismatch && mismatch.getTargetType() != null) {
+            // A value of the wrong kind: say what the field takes, not which Java type failed.
+            String expected = "expected " + kind(mismatch.getTargetType());
+            return e instanceof InvalidFormatException bad ? expected + ", not \"" + bad.getValue() + "\"" : expected;
+        }
         return m.split("\n")[0];
+    }
+
+    private static String kind(Class<?> type) {
+        if (type == Integer.class || type == int.class || type == Long.class || type == long.class) {
+            return "a whole number";
+        }
+        if (Number.class.isAssignableFrom(type) || type == double.class || type == float.class) {
+            return "a number";
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return "true or false";
+        }
+        if (type == String.class || type.isEnum()) {
+            return "a string";
+        }
+        if (java.util.Collection.class.isAssignableFrom(type) || type.isArray()) {
+            return "a list";
+        }
+        return type == Lab.class ? "a JSON object (the lab)" : "an object";
     }
 }

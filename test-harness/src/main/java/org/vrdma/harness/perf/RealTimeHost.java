@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +20,8 @@ import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Device;
 import org.vrdma.vnic.verbs.DeviceAttributes;
+import org.vrdma.vswitch.capture.PcapCapture;
+import org.vrdma.vswitch.pipeline.CapturePoint;
 import org.vrdma.vswitch.pipeline.EgressConfig;
 import org.vrdma.vswitch.pipeline.EniConfig;
 import org.vrdma.vswitch.pipeline.SecurityGroup;
@@ -61,6 +65,7 @@ public final class RealTimeHost implements AutoCloseable {
     private final int peerEniIpv4;
     private final long peerUnderlay;
     private final List<TapPort> taps = new ArrayList<>();
+    private volatile PcapCapture capture;
 
     /** Binds the underlay socket and attaches the vNIC; throws if the address cannot be bound. */
     public RealTimeHost(Spec spec) throws InterruptedException {
@@ -288,6 +293,38 @@ public final class RealTimeHost implements AutoCloseable {
         });
     }
 
+    /**
+     * Starts a pcap capture of the underlay (Geneve) and the ENI's inner frames into {@code file};
+     * {@link #stopCapture()} ends it. Timestamps are wall-clock time.
+     */
+    public void startCapture(Path file) {
+        PcapCapture c = PcapCapture.create(
+                file, EnumSet.allOf(CapturePoint.class), System.currentTimeMillis() * 1_000_000L - System.nanoTime());
+        call(() -> {
+            host.vswitch().capture(c);
+            return null;
+        });
+        capture = c;
+    }
+
+    /** Stops the capture started by {@link #startCapture}, closes its file and returns its packets. */
+    public long stopCapture() throws IOException {
+        PcapCapture c = capture;
+        if (c == null) {
+            return 0;
+        }
+        capture = null;
+        call(() -> {
+            host.vswitch().capture(null);
+            return null;
+        });
+        c.close();
+        if (c.error() != null) {
+            throw c.error();
+        }
+        return c.packets();
+    }
+
     /** Frames this host's uplink dropped by injected faults. */
     public long injectedLosses() {
         return call(() ->
@@ -301,6 +338,11 @@ public final class RealTimeHost implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            stopCapture();
+        } catch (IOException | RuntimeException e) {
+            // the capture's file is as complete as the write error left it
+        }
         synchronized (taps) {
             for (TapPort t : taps) {
                 t.close();

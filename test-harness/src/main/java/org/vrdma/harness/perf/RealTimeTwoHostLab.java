@@ -235,7 +235,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
                 + onB(() -> hostB.vswitch().uplink().ecnMarked());
     }
 
-    /** Frames the overlay lost to injected faults, both directions. */
+    @Override
     public long injectedLosses() {
         return onA(() -> hostA.vswitch().uplink().dataLost()
                         + hostA.vswitch().uplink().controlLost())

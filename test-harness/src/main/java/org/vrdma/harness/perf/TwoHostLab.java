@@ -33,6 +33,9 @@ public interface TwoHostLab extends AutoCloseable {
     /** ECN CE marks applied on the path, where the path marks. */
     long ecnMarks();
 
+    /** Frames the path lost to injected faults, both directions. */
+    long injectedLosses();
+
     /** IPv4 address of host B's vNIC and its MAC, for addressing QPs. */
     int ipv4B();
 

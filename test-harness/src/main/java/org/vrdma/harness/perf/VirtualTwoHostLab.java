@@ -112,6 +112,11 @@ public final class VirtualTwoHostLab implements TwoHostLab {
     }
 
     @Override
+    public long injectedLosses() {
+        return ab.framesLost() + ba.framesLost();
+    }
+
+    @Override
     public int ipv4A() {
         return IP_A;
     }

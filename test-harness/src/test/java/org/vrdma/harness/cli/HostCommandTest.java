@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code ./vrdma host}: one host per process, server and client talking over real sockets on 127.0.0.1. */
@@ -39,7 +42,8 @@ class HostCommandTest {
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS)
-    void twoProcessesMoveVerifiedRdmaWritesAndBothReportSuccess() throws Exception {
+    void twoProcessesMoveVerifiedRdmaWritesAndBothReportSuccess(@TempDir Path dir) throws Exception {
+        Path pcap = dir.resolve("client.pcap");
         int udpA = HostProcesses.freeUdpPort(IP);
         int udpB = HostProcesses.freeUdpPort(IP);
         int oob = HostProcesses.freeTcpPort(IP);
@@ -88,6 +92,8 @@ class HostCommandTest {
                         "--buffer",
                         "8M",
                         "--verify",
+                        "--capture",
+                        pcap.toString(),
                         "--connect-timeout",
                         "60",
                         "--test-timeout",
@@ -107,6 +113,41 @@ class HostCommandTest {
         assertThat(serverOut)
                 .contains("waiting for a client on 127.0.0.1:" + oob)
                 .contains("verify: 33554432 bytes written by the client, byte-exact");
+        // The client's capture: its underlay datagrams decode as Geneve (VNI 100) carrying RoCEv2.
+        assertThat(clientOut).containsPattern(" capture: [1-9][0-9]* packets in ");
+        String writes = tshark(
+                dir,
+                "-r",
+                pcap.toString(),
+                "-d",
+                "udp.port==" + udpA + ",geneve",
+                "-Y",
+                "geneve && infiniband.bth.opcode == 6",
+                "-T",
+                "fields",
+                "-e",
+                "geneve.vni",
+                "-e",
+                "ip.dst");
+        assertThat(writes.lines().toList())
+                .as("RDMA WRITE First packets on the underlay")
+                .hasSizeGreaterThanOrEqualTo(512)
+                .allSatisfy(l -> assertThat(l).startsWith("0x000064\t").contains("10.9.0.1"));
+    }
+
+    /** Runs tshark; a missing or failing tshark fails the test (./test.sh installs it). */
+    private static String tshark(Path dir, String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>();
+        command.add("tshark");
+        command.addAll(List.of(args));
+        Path stdout = Files.createTempFile(dir, "tshark", ".out");
+        Process p = new ProcessBuilder(command)
+                .redirectOutput(stdout.toFile())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("tshark finished").isTrue();
+        assertThat(p.exitValue()).as("tshark exit status").isZero();
+        return Files.readString(stdout);
     }
 
     @Test

@@ -188,7 +188,7 @@ class TapNetnsTest {
         // guest needed to reply), nothing of VPC 100's.
         assertThat(eni(b, 200).path("rxPackets").asLong()).isBetween(3L, 4L);
         assertThat(vpc(b, 200).path("rxPackets").asLong()).isEqualTo(3);
-        assertThat(a.at("/underlay_counters/arpReplies").asLong()).isPositive();
+        assertThat(a.at("/underlayCounters/arpReplies").asLong()).isPositive();
         System.out.println("host a drops: " + a.path("drops") + "; VPC 200 ENI on a: "
                 + eni(a, 200).path("drops"));
     }

@@ -27,6 +27,18 @@ class VrdmaCliTest {
     }
 
     @Test
+    void everyCommandTakesHelp() {
+        for (String command : new String[] {"demo", "bench", "link", "lab", "cc-compare", "host", "up", "vpc"}) {
+            out.getBuffer().setLength(0);
+            assertThat(run(command, "--help")).as(command).isZero();
+            assertThat(out.toString()).as(command).contains("Usage: vrdma " + command);
+        }
+        out.getBuffer().setLength(0);
+        assertThat(run("lab", "run", "--help")).isZero();
+        assertThat(out.toString()).contains("Usage: vrdma lab run", "--backend");
+    }
+
+    @Test
     void linkReportsDeliveryAndLossReproducibly() {
         assertThat(run("link", "--frames", "20000", "--loss", "0.01", "--seed", "5"))
                 .isZero();
@@ -64,6 +76,9 @@ class VrdmaCliTest {
         assertThat(text).contains("1.00% loss on data and control packets");
         assertThat(text).doesNotContain("CORRUPT");
         assertThat(text).containsPattern("retransmitted [1-9]");
+        // The modelled links count what they drop, as the vSwitches do on real UDP.
+        assertThat(text).contains("overlay dropped 0 (injected)");
+        assertThat(text).containsPattern("overlay dropped [1-9][0-9]* \\(injected\\)");
     }
 
     @Test

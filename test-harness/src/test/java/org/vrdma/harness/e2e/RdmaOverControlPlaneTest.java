@@ -266,6 +266,11 @@ class RdmaOverControlPlaneTest {
         }
 
         @Override
+        public long injectedLosses() {
+            return 0;
+        }
+
+        @Override
         public int ipv4A() {
             return UnderlayAddress.parseIpv4(eniA.path("ip").asText());
         }

@@ -115,6 +115,32 @@ class LabLoaderTest {
     }
 
     @Test
+    void valuesOfTheWrongKindSayWhatTheFieldTakes() {
+        assertError(
+                "{\"name\":\"m\",\"seed\":\"abc\",\"topology\":{\"type\":\"pair\"}}",
+                "seed",
+                "expected a whole number, not \"abc\"");
+        assertError(
+                "{\"name\":\"m\",\"topology\":{\"type\":\"pair\",\"hostLink\":{\"rateGbps\":\"fast\"}}}",
+                "topology.hostLink.rateGbps",
+                "expected a number, not \"fast\"");
+        assertError(
+                "{\"name\":\"m\",\"topology\":{\"type\":\"pair\",\"hostLink\":{\"delayNs\":1.5}}}",
+                "topology.hostLink.delayNs",
+                "expected a whole number");
+        assertError("{\"name\":\"m\",\"topology\":\"star\"}", "topology", "expected an object");
+        assertError(
+                "{\"name\":\"m\",\"topology\":{\"type\":\"pair\"},\"workloads\":{\"type\":\"poisson\"}}",
+                "workloads",
+                "expected a list");
+        assertError("[]", "", "expected a JSON object (the lab)");
+        assertError(
+                "{\"name\":\"m\",\"topology\":{\"type\":\"pair\"},\"workloads\":[{\"type\":\"cdf\"}]}",
+                "workloads[0]",
+                "unknown type cdf (workloads: perftest, incast, allToAll, poisson, flows)");
+    }
+
+    @Test
     void addressesOutsideTheVpcAreRejected() {
         String json = "{\"name\":\"m\",\"topology\":{\"type\":\"pair\"},"
                 + "\"hosts\":[{\"name\":\"h0\",\"enis\":[{\"ipv4\":\"192.168.1.1\"}]}]}";

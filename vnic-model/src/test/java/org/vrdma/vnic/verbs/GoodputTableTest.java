@@ -86,10 +86,22 @@ class GoodputTableTest {
     void writeGoodputTable() throws IOException {
         final StringBuilder t = new StringBuilder();
         t.append("| random loss | go-back-N | selective repeat |\n|---:|---:|---:|\n");
+        double previousGbn = 1;
+        double previousSr = 1;
         for (final double loss : LOSS) {
             final double gbn = goodput(RecoveryMode.GO_BACK_N, loss, 250_000, 11);
             final double sr = goodput(RecoveryMode.SELECTIVE_REPEAT, loss, 250_000, 11);
             t.append(String.format(Locale.ROOT, "| %.1f %% | %.1f %% | %.1f %% |%n", loss * 100, gbn * 100, sr * 100));
+            // What the table shows: selective repeat never below go-back-N, both falling as loss grows.
+            assertThat(sr).as("selective repeat at %s loss", loss).isGreaterThanOrEqualTo(gbn);
+            assertThat(gbn).as("go-back-N at %s loss", loss).isPositive().isLessThanOrEqualTo(previousGbn);
+            assertThat(sr).as("selective repeat at %s loss", loss).isLessThanOrEqualTo(previousSr);
+            if (loss == 0) {
+                // Lossless, both fill the link but for the headers (1.4 %).
+                assertThat(gbn).isGreaterThan(0.95);
+            }
+            previousGbn = gbn;
+            previousSr = sr;
         }
         final Path out = Path.of("target", "goodput-table.md");
         Files.createDirectories(out.getParent());

@@ -22,7 +22,7 @@ public final class VSwitchStats {
         root.put("name", vswitch.config().name());
         root.put("underlay", UnderlayAddress.toString(vswitch.config().underlayAddress()));
         root.put("nowNs", nowNs);
-        ObjectNode underlay = root.putObject("underlay_counters");
+        ObjectNode underlay = root.putObject("underlayCounters");
         underlay.put("txPackets", vswitch.underlayTxPackets());
         underlay.put("txBytes", vswitch.underlayTxBytes());
         underlay.put("rxPackets", vswitch.underlayRxPackets());

@@ -174,7 +174,7 @@ class ProxyArpTest {
         a.onEniFrame(1, request(RED_A, "10.0.0.9"));
         lab.scheduler.runUntilIdle(1000);
         var json = VSwitchStats.snapshot(a, lab.scheduler.nowNs());
-        assertThat(json.at("/underlay_counters/arpReplies").asLong()).isEqualTo(1);
+        assertThat(json.at("/underlayCounters/arpReplies").asLong()).isEqualTo(1);
         assertThat(json.at("/drops/ARP_NO_ROUTE").asLong()).isEqualTo(1);
     }
 }

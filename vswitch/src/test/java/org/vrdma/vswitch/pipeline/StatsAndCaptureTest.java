@@ -75,7 +75,7 @@ class StatsAndCaptureTest {
         JsonNode vpc = json.get("vpcs").get(0);
         assertThat(vpc.get("vni").asInt()).isEqualTo(VNI);
         assertThat(vpc.get("txPackets").asLong()).isEqualTo(20);
-        assertThat(json.get("underlay_counters").get("txPackets").asLong()).isEqualTo(20);
+        assertThat(json.get("underlayCounters").get("txPackets").asLong()).isEqualTo(20);
 
         JsonNode atBJson = VSwitchStats.snapshot(b, 0);
         assertThat(atBJson.get("enis").get(0).get("rxPackets").asLong()).isEqualTo(20);

@@ -123,18 +123,19 @@ public final class LabRunner {
             sb.append(System.lineSeparator()).append("  unfinished: ").append(u);
         }
         for (LabResults.PerftestResult p : r.perftests()) {
+            // A bandwidth test measures no latency and a latency test no rate: print what was measured.
+            String measured = p.test().endsWith("Lat")
+                    ? String.format(Locale.ROOT, "p50 %.3f us, p99 %.3f us", p.latencyP50Us(), p.latencyP99Us())
+                    : String.format(Locale.ROOT, "%.2f Gbit/s, %.0f msg/s", p.gbps(), p.messagesPerSecond());
             sb.append(String.format(
                     Locale.ROOT,
-                    "%n  %s %s->%s %d B x %d: %.2f Gbit/s, %.0f msg/s, p50 %.3f us, p99 %.3f us, %d bytes verified, %d mismatched",
+                    "%n  %s %s->%s %d B x %d: %s, %d bytes verified, %d mismatched",
                     p.test(),
                     p.client(),
                     p.server(),
                     p.sizeBytes(),
                     p.iterations(),
-                    p.gbps(),
-                    p.messagesPerSecond(),
-                    p.latencyP50Us(),
-                    p.latencyP99Us(),
+                    measured,
                     p.verifiedBytes(),
                     p.mismatchedBytes()));
         }
