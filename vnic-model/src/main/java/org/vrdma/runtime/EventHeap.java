@@ -68,6 +68,12 @@ public final class EventHeap {
     private int calendarEntries;
     private int calendarStale;
 
+    /**
+     * The earliest live slot as last found, or NONE when not known: a peek followed by a fire (the
+     * scheduler's loop) finds it once. Any add or cancel forgets it.
+     */
+    private int known = NONE;
+
     public EventHeap() {
         this(INITIAL_CAPACITY);
     }
@@ -91,6 +97,7 @@ public final class EventHeap {
         if (handler == null) {
             throw new NullPointerException("handler");
         }
+        known = NONE;
         int slot = allocateSlot();
         handlers[slot] = handler;
         long key = nextSequence++ << SLOT_BITS | slot;
@@ -125,6 +132,7 @@ public final class EventHeap {
         if (slot < 0) {
             return false;
         }
+        known = NONE;
         kill(slot);
         if (inCalendar[slot]) {
             calendarStale++;
@@ -174,17 +182,20 @@ public final class EventHeap {
      * heap's root, whichever is earlier), dropping stale entries in front; NONE when empty.
      */
     private int earliestSlot() {
+        if (known != NONE) {
+            return known;
+        }
         dropStaleTop();
         int c = calendarEntries == 0 ? NONE : calendarHead();
         if (heapSize == 0) {
-            return c;
+            return known = c;
         }
         if (c == NONE) {
-            return slotOf(keys[0]);
+            return known = slotOf(keys[0]);
         }
         long cd = slotDeadlineNs[c];
         long hd = deadlineNs[0];
-        return cd < hd || (cd == hd && slotKey[c] < keys[0]) ? c : slotOf(keys[0]);
+        return known = cd < hd || (cd == hd && slotKey[c] < keys[0]) ? c : slotOf(keys[0]);
     }
 
     /** The live head of the first non-empty bucket from the cursor on (stale heads dropped), or NONE. */
@@ -242,6 +253,7 @@ public final class EventHeap {
         if (slot == NONE) {
             return TimerService.NO_TIMER;
         }
+        known = NONE;
         long deadline;
         if (inCalendar[slot]) {
             deadline = slotDeadlineNs[slot];

@@ -133,6 +133,11 @@ class EventHeapTest {
         long seq = 0;
         long now = 0;
         for (int step = 0; step < 200_000; step++) {
+            if (random.nextInt(3) == 0 && !reference.isEmpty()) {
+                // A peek between adds and cancels: the earliest it found must not outlive them.
+                assertThat(queue.peekDeadlineNs()).isEqualTo(reference.firstKey()[0]);
+                assertThat(queue.peekId()).isEqualTo(reference.firstEntry().getValue());
+            }
             int op = random.nextInt(10);
             if (op < 5) {
                 long deadline = pastOneIn > 0 && random.nextInt(pastOneIn) == 0

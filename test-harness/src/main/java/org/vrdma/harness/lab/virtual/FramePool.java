@@ -5,7 +5,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+import io.netty.util.IllegalReferenceCountException;
+import io.netty.util.internal.ObjectUtil;
 import io.netty.util.internal.PlatformDependent;
+import io.netty.util.internal.SystemPropertyUtil;
 import java.nio.ByteBuffer;
 
 /**
@@ -78,9 +81,24 @@ final class FramePool extends AbstractByteBufAllocator {
         large.freeAll();
     }
 
+    /**
+     * Where frames of {@code capacity} bytes start in a chunk: an odd number of cache lines apart.
+     * A packet touches only its frame's first lines (the headers), so with a stride of a multiple of
+     * 1 KiB (5 KiB for a 4 KiB MTU) every frame's headers would fall in the same sixteenth of the
+     * caches' sets (the sets are chosen by the address bits just above the line's) and evict each
+     * other; an odd number of lines spreads them over all sets.
+     */
+    static int strideOf(int capacity) {
+        int lines = (capacity + 63) >>> 6;
+        return (lines | 1) << 6;
+    }
+
     /** A free list of frames of one capacity. */
     private final class Frames {
         private final int capacity;
+        /** Distance between two frames in a chunk: {@link #strideOf} of the capacity. */
+        private final int strideBytes;
+
         private final int framesPerChunk;
         private Frame[] free = new Frame[256];
         private int count;
@@ -89,17 +107,18 @@ final class FramePool extends AbstractByteBufAllocator {
 
         Frames(int capacity) {
             this.capacity = capacity;
-            this.framesPerChunk = Math.max(1, CHUNK_BYTES / capacity);
+            this.strideBytes = strideOf(capacity);
+            this.framesPerChunk = Math.max(1, CHUNK_BYTES / strideBytes);
         }
 
         ByteBuf take() {
             if (count == 0) {
                 created++;
                 if (chunk == null || carved == framesPerChunk) {
-                    chunk = ByteBuffer.allocateDirect(capacity * framesPerChunk);
+                    chunk = ByteBuffer.allocateDirect(strideBytes * framesPerChunk);
                     carved = 0;
                 }
-                int offset = carved++ * capacity;
+                int offset = carved++ * strideBytes;
                 ByteBuffer memory = chunk.duplicate().limit(offset + capacity).position(offset);
                 Frame f = unsafe
                         ? new UnsafeFrame(FramePool.this, this, memory, chunk, offset)
@@ -145,13 +164,28 @@ final class FramePool extends AbstractByteBufAllocator {
         int capacity();
     }
 
-    /** A frame accessed through {@code Unsafe} (when Netty may use it). */
+    /**
+     * Whether Netty checks each access against the buffer's reference count (as the tests do; the
+     * launcher turns it off), read as Netty reads it.
+     */
+    static final boolean NETTY_CHECKS_ACCESS = SystemPropertyUtil.contains("io.netty.buffer.checkAccessible")
+            ? SystemPropertyUtil.getBoolean("io.netty.buffer.checkAccessible", true)
+            : SystemPropertyUtil.getBoolean("io.netty.buffer.bytebuf.checkAccessible", true);
+
+    /**
+     * A frame accessed through {@code Unsafe} (when Netty may use it). It counts its references in a
+     * field of its own, next to the indexes every access reads: Netty keeps the count in an object
+     * apart, which nothing else on a packet's way touches, so its last release was a cache miss per
+     * packet. When Netty checks accesses ({@link #NETTY_CHECKS_ACCESS}), Netty's count follows this
+     * one, so a use after the last release still fails; otherwise it stays at one.
+     */
     private static final class UnsafeFrame extends UnpooledUnsafeDirectByteBuf implements Frame {
         private final Frames home;
 
         private final ByteBuffer chunk;
         private final int offset;
         private ByteBuffer chunkView;
+        private int references = 1;
 
         UnsafeFrame(ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset) {
             super(alloc, memory, Integer.MAX_VALUE);
@@ -175,21 +209,71 @@ final class FramePool extends AbstractByteBufAllocator {
 
         @Override
         public void reuse() {
-            resetRefCnt();
+            references = 1;
+            if (NETTY_CHECKS_ACCESS) {
+                resetRefCnt();
+            }
             clear();
             markReaderIndex();
             markWriterIndex();
         }
 
-        /** The last release stores the count instead of a compare-and-swap: frames stay on the lab's thread. */
+        @Override
+        public int refCnt() {
+            return references;
+        }
+
+        @Override
+        public ByteBuf retain() {
+            return retain(1);
+        }
+
+        @Override
+        public ByteBuf retain(int increment) {
+            ObjectUtil.checkPositive(increment, "increment");
+            if (references <= 0 || references + increment <= 0) {
+                throw new IllegalReferenceCountException(references, increment);
+            }
+            references += increment;
+            if (NETTY_CHECKS_ACCESS) {
+                super.retain(increment);
+            }
+            return this;
+        }
+
         @Override
         public boolean release() {
-            if (refCnt() != 1) {
-                return super.release();
+            return release(1);
+        }
+
+        @Override
+        public boolean release(int decrement) {
+            ObjectUtil.checkPositive(decrement, "decrement");
+            if (references < decrement) {
+                throw new IllegalReferenceCountException(references, -decrement);
             }
-            setRefCnt(0);
+            references -= decrement;
+            if (references > 0) {
+                if (NETTY_CHECKS_ACCESS) {
+                    super.release(decrement);
+                }
+                return false;
+            }
+            if (NETTY_CHECKS_ACCESS) {
+                setRefCnt(0);
+            }
             deallocate();
             return true;
+        }
+
+        @Override
+        public ByteBuf touch() {
+            return this;
+        }
+
+        @Override
+        public ByteBuf touch(Object hint) {
+            return this;
         }
 
         @Override

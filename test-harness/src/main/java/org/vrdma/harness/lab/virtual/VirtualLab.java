@@ -402,6 +402,9 @@ final class VirtualLab implements LabRun {
                         .timers(scheduler)
                         .codec(t.lengthOnly() ? RocePacketCodec.withoutIcrc() : new RocePacketCodec())
                         .allocator(allocator)
+                        // Room for the outer headers in front of every frame: the vSwitch encapsulates
+                        // in place instead of copying the frame into a new one.
+                        .headroomBytes(vs.encapsulationHeadroomBytes())
                         .sink((frame, nowNs) -> vs.onEniFrame(eniId, frame));
                 VirtualEni eni = new VirtualEni(
                         spec, h.node(), builder, scheduler, allocator, bufferBytes, t.lengthOnly(), engine);

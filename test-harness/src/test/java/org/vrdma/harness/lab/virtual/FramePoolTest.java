@@ -1,9 +1,11 @@
 package org.vrdma.harness.lab.virtual;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.IllegalReferenceCountException;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -48,12 +50,65 @@ class FramePoolTest {
         ByteBuffer view = second.internalNioBuffer(4, 4);
         assertThat(view.remaining()).isEqualTo(4);
         assertThat(view.getInt(view.position())).isEqualTo(0x05060708);
-        assertThat(view.capacity()).as("a view of the whole chunk").isEqualTo(FramePool.CHUNK_BYTES / 5120 * 5120);
+        int stride = FramePool.strideOf(5120);
+        assertThat(view.capacity()).as("a view of the whole chunk").isEqualTo(FramePool.CHUNK_BYTES / stride * stride);
         first.release();
         second.release();
         pool.close();
         ByteBuf afterClose = pool.directBuffer(100);
         assertThat(pool.framesCreated()).isEqualTo(2);
         afterClose.release();
+    }
+
+    @Test
+    void framesStartAnOddNumberOfCacheLinesApart() {
+        assertThat(FramePool.strideOf(5120)).isEqualTo(81 * 64);
+        assertThat(FramePool.strideOf(FramePool.SMALL_BYTES)).isEqualTo(9 * 64);
+        assertThat(FramePool.strideOf(4200)).isEqualTo(67 * 64);
+        assertThat(FramePool.strideOf(4224)).isEqualTo(67 * 64);
+
+        ByteBuf first = pool.directBuffer(4200);
+        ByteBuf second = pool.directBuffer(4200);
+        assertThat(second.memoryAddress() - first.memoryAddress()).isEqualTo(81 * 64);
+        assertThat(second.capacity()).isEqualTo(5120);
+        // A frame's bytes end before the next frame's begin.
+        first.writerIndex(first.capacity());
+        first.setByte(first.capacity() - 1, 0x5A);
+        second.setByte(0, 0x11);
+        assertThat(first.getByte(first.capacity() - 1)).isEqualTo((byte) 0x5A);
+        first.release();
+        second.release();
+        pool.close();
+    }
+
+    @Test
+    void framesCountTheirReferencesAndFailOnUseAfterTheLastRelease() {
+        ByteBuf frame = pool.directBuffer(100);
+        frame.writeInt(7);
+        assertThat(frame.refCnt()).isEqualTo(1);
+        assertThat(frame.retain(2)).isSameAs(frame);
+        assertThat(frame.refCnt()).isEqualTo(3);
+        assertThat(frame.release()).isFalse();
+        assertThat(frame.release()).isFalse();
+        assertThat(frame.refCnt()).isEqualTo(1);
+        assertThat(frame.getInt(0)).isEqualTo(7);
+        assertThat(frame.release()).isTrue();
+        assertThat(frame.refCnt()).isZero();
+        assertThatThrownBy(frame::release).isInstanceOf(IllegalReferenceCountException.class);
+        assertThatThrownBy(frame::retain).isInstanceOf(IllegalReferenceCountException.class);
+        // The tests run with Netty's access checks on: the released frame's bytes are off limits.
+        assertThat(FramePool.NETTY_CHECKS_ACCESS).isTrue();
+        assertThatThrownBy(() -> frame.getInt(0)).isInstanceOf(IllegalReferenceCountException.class);
+
+        // Back in the free list: the next frame is the same one, fresh, with one reference.
+        ByteBuf again = pool.directBuffer(100);
+        assertThat(again).isSameAs(frame);
+        assertThat(again.refCnt()).isEqualTo(1);
+        assertThat(again.getInt(0)).isEqualTo(7); // not zeroed, and readable again
+        ByteBuf slice = again.retainedSlice(0, 4);
+        assertThat(again.refCnt()).isEqualTo(2);
+        assertThat(slice.release()).isFalse();
+        assertThat(again.release()).isTrue();
+        pool.close();
     }
 }
