@@ -99,9 +99,16 @@ public final class EventLoopTimerService implements TimerService {
         // Bounded: timers that handlers schedule for "now" run on the next turn, not in this loop.
         int budget = timers.size();
         long nowNs = System.nanoTime();
-        while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
-            timers.fireEarliest(nowNs);
-            timersFired++;
+        // The handlers (completion delivery, deferred ACKs, the sends they start) read the clock
+        // per packet: sampled, as in a read burst.
+        clock.beginBurst();
+        try {
+            while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
+                timers.fireEarliest(nowNs);
+                timersFired++;
+            }
+        } finally {
+            clock.endBurst();
         }
         if (!timers.isEmpty() && timers.peekDeadlineNs() < armedDeadlineNs) {
             arm(timers.peekDeadlineNs());

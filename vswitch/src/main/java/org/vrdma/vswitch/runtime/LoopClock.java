@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.WeakHashMap;
 
 /**
- * An event loop's clock: {@code System.nanoTime()}, except inside a read burst, where one reading
- * serves {@link #READS_PER_SAMPLE} calls. In this paravirtualised guest a {@code System.nanoTime()}
+ * An event loop's clock: {@code System.nanoTime()}, except inside a burst of work (a socket's read
+ * burst, the timers due on a turn), where one reading serves {@link #READS_PER_SAMPLE} calls. In this paravirtualised guest a {@code System.nanoTime()}
  * (kvm-clock through the vDSO) costs 100-170 ns, and the data path read it two to three times per
  * packet on each side (the vNIC's send and receive, the switch's ENI and underlay entry, the
  * egress port): {@code perf} put 8% of the sending loop and 6% of the receiving loop there. A
