@@ -8,7 +8,8 @@ import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.TimerService;
 
 /**
- * The real-time driver's {@link TimerService}: time is {@code System.nanoTime()}, timers live in the
+ * The real-time driver's {@link TimerService}: time is the loop's {@link LoopClock} ({@code
+ * System.nanoTime()}, sampled once per few reads inside a read burst), timers live in the
  * same allocation-free {@link EventHeap} the virtual-time scheduler uses, and one Netty task is
  * armed for the earliest deadline. Re-arming happens only when a new timer becomes the earliest, so
  * per-packet timer updates (retransmit timers pushed forward on every ACK) cost no Netty task.
@@ -17,6 +18,7 @@ import org.vrdma.runtime.TimerService;
  */
 public final class EventLoopTimerService implements TimerService {
     private final EventLoop eventLoop;
+    private final LoopClock clock;
     private final EventHeap timers = new EventHeap(256);
     private final Runnable expireTask = this::onScheduledExpiry;
     private final Runnable immediateTask = this::onImmediateExpiry;
@@ -27,6 +29,7 @@ public final class EventLoopTimerService implements TimerService {
 
     public EventLoopTimerService(EventLoop eventLoop) {
         this.eventLoop = eventLoop;
+        this.clock = LoopClock.of(eventLoop);
     }
 
     public EventLoop eventLoop() {
@@ -35,7 +38,7 @@ public final class EventLoopTimerService implements TimerService {
 
     @Override
     public long nowNs() {
-        return System.nanoTime();
+        return clock.nowNs();
     }
 
     @Override
@@ -96,9 +99,16 @@ public final class EventLoopTimerService implements TimerService {
         // Bounded: timers that handlers schedule for "now" run on the next turn, not in this loop.
         int budget = timers.size();
         long nowNs = System.nanoTime();
-        while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
-            timers.fireEarliest(nowNs);
-            timersFired++;
+        // The handlers (completion delivery, deferred ACKs, the sends they start) read the clock
+        // per packet: sampled, as in a read burst.
+        clock.beginBurst();
+        try {
+            while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
+                timers.fireEarliest(nowNs);
+                timersFired++;
+            }
+        } finally {
+            clock.endBurst();
         }
         if (!timers.isEmpty() && timers.peekDeadlineNs() < armedDeadlineNs) {
             arm(timers.peekDeadlineNs());

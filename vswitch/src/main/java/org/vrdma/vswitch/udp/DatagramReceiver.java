@@ -40,6 +40,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.concurrent.TimeUnit;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
+import org.vrdma.vswitch.runtime.LoopClock;
 
 /**
  * Reads the underlay socket with {@code recvmmsg} (FFM) into pooled receive buffers and hands each
@@ -122,6 +123,7 @@ final class DatagramReceiver implements EpollIoHandle {
     private final NettyUnderlay underlay;
     private final ByteBufAllocator allocator;
     private final IoEventLoop loop;
+    private final LoopClock clock;
     private final int slotBytes;
     private final FileDescriptor fd;
     private final Arena arena = Arena.ofShared();
@@ -146,6 +148,7 @@ final class DatagramReceiver implements EpollIoHandle {
         this.underlay = underlay;
         this.allocator = allocator;
         this.loop = loop;
+        this.clock = LoopClock.of(loop);
         this.slotBytes = slotBytes;
         this.fd = new FileDescriptor(fd);
         msgs = arena.allocate((long) SLOTS * MMSG_BYTES, 8);
@@ -261,8 +264,20 @@ final class DatagramReceiver implements EpollIoHandle {
         }
     }
 
-    /** Reads until the socket is empty or the call bound is reached (then queues the rest). */
+    /**
+     * Reads until the socket is empty or the call bound is reached (then queues the rest); the
+     * loop's clock is sampled, not read per packet, while the datagrams are handled.
+     */
     private int readBurst() {
+        clock.beginBurst();
+        try {
+            return readUntilEmpty();
+        } finally {
+            clock.endBurst();
+        }
+    }
+
+    private int readUntilEmpty() {
         int datagrams = 0;
         int errorsInARow = 0;
         for (int call = 0; call < MAX_CALLS_PER_BURST; call++) {
