@@ -60,6 +60,8 @@ final class RcRequester {
      * answered earlier, if at all).
      */
     private long deliveredFrontierNs = Long.MIN_VALUE;
+    /** The stamp of the last transmission (see {@link #emit}). */
+    private long sendStampNs = Long.MIN_VALUE / 2;
 
     private final int trackMask;
     private final TimerService timers;
@@ -122,13 +124,6 @@ final class RcRequester {
 
     private long gbnProbeNs;
     /**
-     * A tail-loss probe went and no RTT sample came since: the next probe waits for one. A probe
-     * that goes because the round trip grew (a queue building up) resends the sampled packet, so by
-     * Karn's rule its ACK gives no sample; probing again at the old round trip kept every later
-     * sample from being taken and resent each packet of a window-limited flow.
-     */
-    private boolean probeWaitsForSample;
-    /**
      * The RTT sample a resend made ambiguous (Karn): its packet, that packet's first send time and,
      * once acknowledged, the round trip from it (-1 while unknown). If a duplicate ACK then shows
      * the responder got the resent copy too, the first ACK was the original's and the sample holds.
@@ -158,6 +153,10 @@ final class RcRequester {
     private int rttSamplePsn;
     private long rttSampleSentNs;
     private int lastGoBackPsn = -1;
+    /** Go-back-N: a NAK's replay is under way, whose copies from this PSN on time the round trip. */
+    private boolean replaySampling;
+
+    private int replaySamplesFromPsn;
     private long lastGoBackNs;
     private boolean drainNotified;
 
@@ -194,13 +193,13 @@ final class RcRequester {
         sackedCount = 0;
         inRecovery = false;
         rewalking = false;
-        probeWaitsForSample = false;
         resentSampleSentNs = -1;
         lossMarkSentNs = Long.MIN_VALUE;
         deliveredFrontierNs = Long.MIN_VALUE;
         srSinglePsn = -1;
         outstandingRdAtomic = 0;
         rttSampling = false;
+        replaySampling = false;
         retryLeft = retryCnt;
         rnrRetryLeft = rnrRetry;
     }
@@ -649,14 +648,30 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
-        recordSent(psn, nowNs, retx);
-        if (retx) {
+        // Packets that leave in one turn are stamped a nanosecond apart, so send times order them as
+        // they left (which ones were sent before a delivered copy) also within a burst.
+        sendStampNs = Math.max(nowNs, sendStampNs + 1);
+        recordSent(psn, sendStampNs, retx);
+        if (retx && replaySampling && !rttSampling && sampleRtt && Psn.ge(psn, replaySamplesFromPsn)) {
+            counters.retransmittedPackets++;
+            rttSampling = true;
+            rttSamplePsn = psn;
+            rttSampleSentNs = nowNs;
+        } else if (retx) {
             counters.retransmittedPackets++;
             if (rttSampling && rttSamplePsn == psn) {
                 rttSampling = false; // Karn: a resent packet's ACK is ambiguous
-                resentSamplePsn = psn;
-                resentSampleSentNs = rttSampleSentNs;
-                resentSampleRttNs = -1;
+                if (resentSampleSentNs < 0
+                        || resentSampleRttNs < 0
+                        || nowNs - resentSampleSentNs - resentSampleRttNs > rto.rtoNs()) {
+                    // Unless an earlier ambiguous sample is acknowledged and waits for the duplicate
+                    // ACK that confirms it (due within an RTO): that one is nearer to being learnt.
+                    // A one-packet window's next probe went at the very moment that ACK came back,
+                    // and taking its slot kept a round trip grown sevenfold from ever being learnt.
+                    resentSamplePsn = psn;
+                    resentSampleSentNs = rttSampleSentNs;
+                    resentSampleRttNs = -1;
+                }
             }
         } else if (!rttSampling && sampleRtt) {
             rttSampling = true;
@@ -829,6 +844,12 @@ final class RcRequester {
                 return; // a duplicate NAK for a replay already under way
             }
             goBack(psn, nowNs);
+            // The responder dropped every packet after the hole it names, and the copies still on
+            // their way arrive before the replay: the replay's ACKs are its own, so they time the
+            // round trip. Under heavy loss no first transmission ever got an ACK before its packet
+            // was replayed, and without samples the RTO's back-off only grew.
+            replaySamplesFromPsn = psn;
+            replaySampling = true;
             return;
         }
         final int sack = msnField & Psn.MASK;
@@ -1121,7 +1142,6 @@ final class RcRequester {
     }
 
     private void onRttSample(final long rttNs) {
-        probeWaitsForSample = false;
         minRttNs = minRttNs == 0 ? rttNs : Math.min(minRttNs, rttNs);
         rto.onRttSample(rttNs);
         device.pathRtt().onRttSample(rttNs);
@@ -1294,6 +1314,7 @@ final class RcRequester {
     }
 
     private void goBack(final int psn, final long nowNs) {
+        replaySampling = false;
         if (!Psn.lt(psn, sndMax)) {
             return;
         }
@@ -1320,7 +1341,7 @@ final class RcRequester {
     private void restartRto(final long nowNs) {
         rtoArmed = true;
         rtoStartNs = nowNs;
-        probeDue = !probeWaitsForSample;
+        probeDue = true;
         armRtoTimer(nowNs);
     }
 
@@ -1511,7 +1532,7 @@ final class RcRequester {
      */
     private void sendTailProbe(final long nowNs) {
         counters.tailProbes++;
-        probeWaitsForSample = true;
+        replaySampling = false; // the probe's copy may meet an earlier one still on its way
         window.source().onResend(nowNs);
         for (long s = sq.head; s < assignedEnd; s++) {
             sq.get(s).reRequestedPsn = -1;
