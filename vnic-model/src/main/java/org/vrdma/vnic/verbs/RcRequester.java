@@ -124,6 +124,15 @@ final class RcRequester {
 
     private long gbnProbeNs;
     /**
+     * A tail-loss probe went and no RTT sample came since: the next probe waits for one. A probe
+     * that goes because the round trip grew (a queue building up) resends the sampled packet, so by
+     * Karn's rule its ACK gives no sample; probing again at the old round trip kept every later
+     * sample from being taken and resent each packet of a window-limited flow. (Go-back-N under heavy
+     * loss, whose first transmissions were never acknowledged before being replayed, waited for good
+     * and fell back on the backed-off RTO; its replays after a NAK now give samples.)
+     */
+    private boolean probeWaitsForSample;
+    /**
      * The RTT sample a resend made ambiguous (Karn): its packet, that packet's first send time and,
      * once acknowledged, the round trip from it (-1 while unknown). If a duplicate ACK then shows
      * the responder got the resent copy too, the first ACK was the original's and the sample holds.
@@ -193,6 +202,7 @@ final class RcRequester {
         sackedCount = 0;
         inRecovery = false;
         rewalking = false;
+        probeWaitsForSample = false;
         resentSampleSentNs = -1;
         lossMarkSentNs = Long.MIN_VALUE;
         deliveredFrontierNs = Long.MIN_VALUE;
@@ -1142,6 +1152,7 @@ final class RcRequester {
     }
 
     private void onRttSample(final long rttNs) {
+        probeWaitsForSample = false;
         minRttNs = minRttNs == 0 ? rttNs : Math.min(minRttNs, rttNs);
         rto.onRttSample(rttNs);
         device.pathRtt().onRttSample(rttNs);
@@ -1341,7 +1352,7 @@ final class RcRequester {
     private void restartRto(final long nowNs) {
         rtoArmed = true;
         rtoStartNs = nowNs;
-        probeDue = true;
+        probeDue = !probeWaitsForSample;
         armRtoTimer(nowNs);
     }
 
@@ -1532,6 +1543,7 @@ final class RcRequester {
      */
     private void sendTailProbe(final long nowNs) {
         counters.tailProbes++;
+        probeWaitsForSample = true;
         replaySampling = false; // the probe's copy may meet an earlier one still on its way
         window.source().onResend(nowNs);
         for (long s = sq.head; s < assignedEnd; s++) {
