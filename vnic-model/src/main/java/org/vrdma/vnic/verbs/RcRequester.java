@@ -49,8 +49,19 @@ final class RcRequester {
      * Entries never written read as 0.
      */
     private long[] lastSentNs;
+    /** Time of the first transmission of each tracked PSN, indexed as {@link #lastSentNs}. */
+    private long[] firstSentNs;
 
     private int sentBasePsn;
+    /**
+     * Send time of the newest packet sent only once that an answer showed delivered. The path keeps
+     * order, so an answer for a packet resent since its first transmission, arriving after this
+     * passed that first transmission, cannot be the first copy's (which arrived earlier and was
+     * answered earlier, if at all).
+     */
+    private long deliveredFrontierNs = Long.MIN_VALUE;
+    /** The stamp of the last transmission (see {@link #emit}). */
+    private long sendStampNs = Long.MIN_VALUE / 2;
 
     private final int trackMask;
     private final TimerService timers;
@@ -116,7 +127,9 @@ final class RcRequester {
      * A tail-loss probe went and no RTT sample came since: the next probe waits for one. A probe
      * that goes because the round trip grew (a queue building up) resends the sampled packet, so by
      * Karn's rule its ACK gives no sample; probing again at the old round trip kept every later
-     * sample from being taken and resent each packet of a window-limited flow.
+     * sample from being taken and resent each packet of a window-limited flow. (Go-back-N under heavy
+     * loss, whose first transmissions were never acknowledged before being replayed, waited for good
+     * and fell back on the backed-off RTO; its replays after a NAK now give samples.)
      */
     private boolean probeWaitsForSample;
     /**
@@ -141,6 +154,7 @@ final class RcRequester {
     private boolean rnrWait;
     private long rnrTimerId = TimerService.NO_TIMER;
     private long paceTimerId = TimerService.NO_TIMER;
+    private long paceTimerAtNs;
     private long ccTimerId = TimerService.NO_TIMER;
     private long ccTimerDeadlineNs;
 
@@ -148,6 +162,10 @@ final class RcRequester {
     private int rttSamplePsn;
     private long rttSampleSentNs;
     private int lastGoBackPsn = -1;
+    /** Go-back-N: a NAK's replay is under way, whose copies from this PSN on time the round trip. */
+    private boolean replaySampling;
+
+    private int replaySamplesFromPsn;
     private long lastGoBackNs;
     private boolean drainNotified;
 
@@ -187,9 +205,11 @@ final class RcRequester {
         probeWaitsForSample = false;
         resentSampleSentNs = -1;
         lossMarkSentNs = Long.MIN_VALUE;
+        deliveredFrontierNs = Long.MIN_VALUE;
         srSinglePsn = -1;
         outstandingRdAtomic = 0;
         rttSampling = false;
+        replaySampling = false;
         retryLeft = retryCnt;
         rnrRetryLeft = rnrRetry;
     }
@@ -376,11 +396,17 @@ final class RcRequester {
     }
 
     private boolean paced(final long nowNs) {
-        final long t = window.earliestDepartureNs();
+        final long t = window.earliestDepartureNs(nowNs);
         if (t <= nowNs) {
             return false;
         }
+        if (paceTimerId != TimerService.NO_TIMER && paceTimerAtNs > t) {
+            // The rate went up since the timer was set: go at the new time.
+            timers.cancel(paceTimerId);
+            paceTimerId = TimerService.NO_TIMER;
+        }
         if (paceTimerId == TimerService.NO_TIMER) {
+            paceTimerAtNs = t;
             paceTimerId = timers.scheduleAt(t, qp);
         }
         return true;
@@ -632,14 +658,30 @@ final class RcRequester {
 
     private void emit(final int bytes, final int psn, final long nowNs, final boolean retx, final boolean sampleRtt) {
         window.onSent(nowNs, bytes);
-        recordSent(psn, nowNs);
-        if (retx) {
+        // Packets that leave in one turn are stamped a nanosecond apart, so send times order them as
+        // they left (which ones were sent before a delivered copy) also within a burst.
+        sendStampNs = Math.max(nowNs, sendStampNs + 1);
+        recordSent(psn, sendStampNs, retx);
+        if (retx && replaySampling && !rttSampling && sampleRtt && Psn.ge(psn, replaySamplesFromPsn)) {
+            counters.retransmittedPackets++;
+            rttSampling = true;
+            rttSamplePsn = psn;
+            rttSampleSentNs = nowNs;
+        } else if (retx) {
             counters.retransmittedPackets++;
             if (rttSampling && rttSamplePsn == psn) {
                 rttSampling = false; // Karn: a resent packet's ACK is ambiguous
-                resentSamplePsn = psn;
-                resentSampleSentNs = rttSampleSentNs;
-                resentSampleRttNs = -1;
+                if (resentSampleSentNs < 0
+                        || resentSampleRttNs < 0
+                        || nowNs - resentSampleSentNs - resentSampleRttNs > rto.rtoNs()) {
+                    // Unless an earlier ambiguous sample is acknowledged and waits for the duplicate
+                    // ACK that confirms it (due within an RTO): that one is nearer to being learnt.
+                    // A one-packet window's next probe went at the very moment that ACK came back,
+                    // and taking its slot kept a round trip grown sevenfold from ever being learnt.
+                    resentSamplePsn = psn;
+                    resentSampleSentNs = rttSampleSentNs;
+                    resentSampleRttNs = -1;
+                }
             }
         } else if (!rttSampling && sampleRtt) {
             rttSampling = true;
@@ -662,16 +704,59 @@ final class RcRequester {
         return i < lastSentNs.length ? lastSentNs[i] : 0;
     }
 
-    private void recordSent(final int psn, final long nowNs) {
+    /** When {@code psn} (tracked) was first sent; 0 if never. */
+    private long firstSentNs(final int psn) {
+        if (firstSentNs == null) {
+            return 0;
+        }
+        final int i = (psn - sentBasePsn) & trackMask;
+        return i < firstSentNs.length ? firstSentNs[i] : 0;
+    }
+
+    private void recordSent(final int psn, final long nowNs, final boolean retx) {
         if (lastSentNs == null) {
             sentBasePsn = psn;
             lastSentNs = new long[Math.min(trackMask + 1, INITIAL_SENT_TRACK)];
+            firstSentNs = new long[lastSentNs.length];
         }
         final int i = (psn - sentBasePsn) & trackMask;
         if (i >= lastSentNs.length) {
-            lastSentNs = java.util.Arrays.copyOf(lastSentNs, Integer.highestOneBit(i) << 1);
+            final int n = Integer.highestOneBit(i) << 1;
+            lastSentNs = java.util.Arrays.copyOf(lastSentNs, n);
+            firstSentNs = java.util.Arrays.copyOf(firstSentNs, n);
         }
         lastSentNs[i] = nowNs;
+        if (!retx) {
+            firstSentNs[i] = nowNs;
+        }
+    }
+
+    /**
+     * When the copy of {@code psn} that an answer arriving now acknowledges was sent. For a packet
+     * sent once that is its send time (and the delivery frontier moves); for a resent one the answer
+     * is ambiguous (Karn), and taking it for the last copy marked every packet sent between the two
+     * copies lost: in a queue that holds a round trip of 30 µs, the answers to the first copies of a
+     * rewalk arrived 8 µs after it and sent the whole window again, a third of the link's packets
+     * duplicates at 10 % loss. It is the last copy's when the first copy cannot be (an answer to a
+     * packet sent after the first copy already arrived: the path keeps order), otherwise the copy
+     * whose round trip is nearer the smoothed one, and never a copy sent less than half the path's
+     * shortest round trip ago.
+     */
+    private long deliveredCopySentNs(final int psn, final long nowNs) {
+        final long last = sentNs(psn);
+        final long first = firstSentNs(psn);
+        if (first == last || first == 0) {
+            deliveredFrontierNs = Math.max(deliveredFrontierNs, last);
+            return last;
+        }
+        if (nowNs - last < minPathRttNs() / 2) {
+            return first;
+        }
+        if (deliveredFrontierNs > first) {
+            return last;
+        }
+        final long srtt = rto.srttNs();
+        return Math.abs(nowNs - first - srtt) < Math.abs(nowNs - last - srtt) ? first : last;
     }
 
     /**
@@ -769,6 +854,12 @@ final class RcRequester {
                 return; // a duplicate NAK for a replay already under way
             }
             goBack(psn, nowNs);
+            // The responder dropped every packet after the hole it names, and the copies still on
+            // their way arrive before the replay: the replay's ACKs are its own, so they time the
+            // round trip. Under heavy loss no first transmission ever got an ACK before its packet
+            // was replayed, and without samples the RTO's back-off only grew.
+            replaySamplesFromPsn = psn;
+            replaySampling = true;
             return;
         }
         final int sack = msnField & Psn.MASK;
@@ -777,26 +868,37 @@ final class RcRequester {
             sacked.set(sack);
             sackedCount++;
         }
+        final long sackSentNs = hasSack ? deliveredCopySentNs(sack, nowNs) : 0;
         if (!inRecovery) {
             inRecovery = true;
             recoveryPoint = sndMax;
             srCursor = psn;
             srLimit = psn;
-            rewalking = false;
+            // Only what left before the SACKed copy is known to be lost (the path keeps order): a
+            // resend of the episode before, still on its way, is not sent again.
+            rewalking = hasSack && outstandingRdAtomic == 0;
+            rewalkEndPsn = psn;
+            rewalkBeforeNs = sackSentNs;
         } else if (hasSack && outstandingRdAtomic == 0) {
             // The SACKed packet left after every hole that was sent before it: those are lost.
-            resendSentBefore(psn, sentNs(sack), nowNs);
+            resendSentBefore(psn, sackSentNs, nowNs);
         } else if (Psn.lt(psn, srCursor) && resendLost(psn, hasSack ? sack : -1, nowNs)) {
             // The hole was resent this episode and is still reported: the resend was lost too, and
             // so were the resends after it that left before the packet now SACKed (the path keeps
             // order). Walk them again; a resent message whose first packet was lost is dropped whole.
             rewalkEndPsn = rewalking ? Psn.max(rewalkEndPsn, srCursor) : srCursor;
             rewalking = true;
-            rewalkBeforeNs = hasSack ? sentNs(sack) : nowNs - lostRetransmitThresholdNs();
+            rewalkBeforeNs = hasSack ? sackSentNs : nowNs - lostRetransmitThresholdNs();
             srCursor = psn;
         }
         srCursor = Psn.max(srCursor, psn);
-        srLimit = Psn.max(srLimit, hasSack ? Psn.next(sack) : unplaceableEnd(psn));
+        final int limit = hasSack ? Psn.next(sack) : unplaceableEnd(psn);
+        if (rewalking && hasSack && outstandingRdAtomic == 0) {
+            // Every packet sent before the copy now SACKed is lost, up to it.
+            rewalkEndPsn = Psn.max(rewalkEndPsn, limit);
+            rewalkBeforeNs = Math.max(rewalkBeforeNs, sackSentNs);
+        }
+        srLimit = Psn.max(srLimit, limit);
     }
 
     /**
@@ -1113,7 +1215,7 @@ final class RcRequester {
     private void advanceUna(final int newUna, final long nowNs) {
         long deliveredSentNs = Long.MIN_VALUE;
         for (int p = sndUna; p != newUna; p = Psn.next(p)) {
-            deliveredSentNs = Math.max(deliveredSentNs, sentNs(p));
+            deliveredSentNs = Math.max(deliveredSentNs, deliveredCopySentNs(p, nowNs));
             if (sacked.get(p)) {
                 sacked.clear(p);
                 sackedCount--;
@@ -1223,6 +1325,7 @@ final class RcRequester {
     }
 
     private void goBack(final int psn, final long nowNs) {
+        replaySampling = false;
         if (!Psn.lt(psn, sndMax)) {
             return;
         }
@@ -1242,7 +1345,6 @@ final class RcRequester {
     }
 
     // ---------------------------------------------------------------- timers
-
     /**
      * Arms the retransmission timer for a new period starting now (first send, forward progress, a
      * timeout). See {@link #rtoDeadlineNs()}; a tail-loss probe may go earlier.
@@ -1442,6 +1544,7 @@ final class RcRequester {
     private void sendTailProbe(final long nowNs) {
         counters.tailProbes++;
         probeWaitsForSample = true;
+        replaySampling = false; // the probe's copy may meet an earlier one still on its way
         window.source().onResend(nowNs);
         for (long s = sq.head; s < assignedEnd; s++) {
             sq.get(s).reRequestedPsn = -1;
