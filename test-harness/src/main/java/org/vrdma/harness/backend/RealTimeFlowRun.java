@@ -111,7 +111,9 @@ final class RealTimeFlowRun {
             for (int h = 0; h < runs.size(); h++) {
                 HostRun r = runs.get(h);
                 while (!r.finished() && System.nanoTime() - deadline < 0) {
-                    progress.onProgress(Math.min(runNs, elapsed(deadline, limit)), runNs, 0, plan.size());
+                    // Agents report flows only when they end: the count completed is not known before.
+                    progress.onTime(
+                            Math.min(runNs, elapsed(deadline, limit)), durationNs, runNs - durationNs, -1, plan.size());
                     Thread.sleep(200); // not await(): a run that outlives await's timeout is killed
                 }
                 int exit = r.await(Duration.ofSeconds(1));

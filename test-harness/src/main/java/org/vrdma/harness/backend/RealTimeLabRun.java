@@ -143,6 +143,9 @@ public final class RealTimeLabRun implements LabRun {
         long timeouts = 0;
         long naks = 0;
         long delivered = 0;
+        if (!tests.isEmpty()) {
+            progress.onSteps("test", 0, tests.size());
+        }
         for (int i = 0; i < tests.size(); i++) {
             WorkloadSpec.Perftest p = tests.get(i);
             int index = lab.workloads().indexOf(p);
@@ -159,7 +162,7 @@ public final class RealTimeLabRun implements LabRun {
                 naks += Long.parseLong(c.group(4));
             }
             delivered += t.options().totalBytes();
-            progress.onProgress(i + 1, tests.size(), i + 1, tests.size());
+            progress.onSteps("test", i + 1, tests.size());
         }
         List<LabResults.FlowResult> flows = List.of();
         long[] fc = new long[7];

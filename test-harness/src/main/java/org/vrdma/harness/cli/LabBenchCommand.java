@@ -16,6 +16,7 @@ import org.vrdma.harness.lab.LabBackends;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
 import org.vrdma.harness.lab.ReadyLabs;
+import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.runtime.LinkConfig;
 import org.vrdma.runtime.LinkModel;
 import org.vrdma.runtime.VirtualTimeScheduler;
@@ -90,7 +91,7 @@ final class LabBenchCommand implements Callable<Integer> {
         if (warmupUs > 0) {
             try (LabRun run = LabBackends.get("virtual")
                     .start(withPayload(ReadyLabs.hpccFatTree(cc, load, warmupUs, 0, seed + 1)))) {
-                run.run((d, t, f, s) -> {});
+                run.run(RunProgress.NONE);
             }
         }
         for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
@@ -111,7 +112,7 @@ final class LabBenchCommand implements Callable<Integer> {
             long alloc1 = threads.getThreadAllocatedBytes(tid);
             long cpu0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
-            r = run.run((d, t, f, s) -> {});
+            r = run.run(RunProgress.NONE);
             runNs = System.nanoTime() - t0;
             cpuNs = threads.getCurrentThreadCpuTime() - cpu0;
             allocRun = threads.getThreadAllocatedBytes(tid) - alloc1;

@@ -37,7 +37,29 @@ public final class VrdmaCli {
     VrdmaCli() {}
 
     public static void main(String[] args) {
+        quietLibraryLogs();
         System.exit(run(args));
+    }
+
+    /**
+     * Testcontainers and docker-java log at INFO on every Docker probe, and the probe logs a
+     * multi-line ERROR when no engine answers, after which the docker backend says so in one line:
+     * on the command line only warnings (and none from the probe) get through, unless a {@code -D}
+     * (e.g. in {@code VRDMA_JAVA_OPTS}) sets the level. Tests call {@link #run}, which keeps them.
+     */
+    static void quietLibraryLogs() {
+        quiet("org.testcontainers", "warn");
+        quiet("org.testcontainers.dockerclient", "off");
+        // The launcher turns Ryuk off on purpose; its warning about that says nothing new.
+        quiet("org.testcontainers.utility.ResourceReaper", "error");
+        quiet("com.github.dockerjava", "warn");
+    }
+
+    private static void quiet(String logger, String level) {
+        String key = "org.slf4j.simpleLogger.log." + logger;
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, level);
+        }
     }
 
     /** Runs the command line and returns the exit code; tests call this instead of {@link #main}. */

@@ -222,4 +222,26 @@ class HostCommandTest {
         assertThat(runHere("host", "--help")).isZero();
         assertThat(out.toString()).contains("--server", "--client", "--peer-underlay", "create", "list", "delete");
     }
+
+    @Test
+    void theControlPlaneOptionsBelongToItsSubcommandsOnly() {
+        // Running a host talks to no controller and prints no JSON: -o there is an unknown option.
+        assertThat(runHere("host", "--help")).isZero();
+        assertThat(out.toString()).doesNotContain("--endpoint", "--token", "--output", "--data-dir");
+        assertThat(runHere("host", "--server", "-o", "json", "--underlay", "127.0.0.1:0"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Unknown options: '-o', 'json'");
+        err.getBuffer().setLength(0);
+        assertThat(runHere("host", "--client", "--endpoint", "http://127.0.0.1:1", "--token", "t"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Unknown option", "--endpoint");
+        out.getBuffer().setLength(0);
+        assertThat(runHere("host", "list", "--help")).isZero();
+        assertThat(out.toString()).contains("--endpoint", "--token", "--output", "--data-dir");
+        // The subcommands still take them and reach the API with them.
+        err.getBuffer().setLength(0);
+        assertThat(runHere("host", "list", "-o", "json", "--endpoint", "http://127.0.0.1:9", "--token", "t"))
+                .isEqualTo(1);
+        assertThat(err.toString()).startsWith("error: ").doesNotContain("Unknown option");
+    }
 }

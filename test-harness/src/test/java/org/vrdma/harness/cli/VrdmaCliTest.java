@@ -20,6 +20,35 @@ class VrdmaCliTest {
     }
 
     @Test
+    void theCommandLineQuietsTheDockerProbeButAGivenLevelWins() {
+        String probe = "org.slf4j.simpleLogger.log.org.testcontainers.dockerclient";
+        String tc = "org.slf4j.simpleLogger.log.org.testcontainers";
+        String reaper = "org.slf4j.simpleLogger.log.org.testcontainers.utility.ResourceReaper";
+        String dockerJava = "org.slf4j.simpleLogger.log.com.github.dockerjava";
+        java.util.List<String> keys = java.util.List.of(probe, tc, reaper, dockerJava);
+        java.util.Map<String, String> before = new java.util.HashMap<>();
+        keys.forEach(k -> before.put(k, System.getProperty(k)));
+        try {
+            keys.forEach(System::clearProperty);
+            System.setProperty(tc, "debug");
+            VrdmaCli.quietLibraryLogs();
+            assertThat(System.getProperty(probe)).isEqualTo("off");
+            assertThat(System.getProperty(tc)).isEqualTo("debug");
+            assertThat(System.getProperty(reaper)).isEqualTo("error");
+            assertThat(System.getProperty(dockerJava)).isEqualTo("warn");
+        } finally {
+            // Tests keep the libraries' full logs.
+            before.forEach((k, v) -> {
+                if (v == null) {
+                    System.clearProperty(k);
+                } else {
+                    System.setProperty(k, v);
+                }
+            });
+        }
+    }
+
+    @Test
     void helpListsTheCommands() {
         assertThat(run("--help")).isZero();
         assertThat(out.toString())

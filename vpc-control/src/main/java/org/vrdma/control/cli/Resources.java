@@ -119,11 +119,10 @@ public final class Resources {
     public static class HostCommand {
         static final List<String> COLUMNS = List.of("id", "name", "underlayIp", "underlayPort", "version");
 
-        @Mixin
-        ApiOptions api;
-
+        // The API options go on each subcommand, not on `host` itself: running a host does not use them.
         @Command(description = "Register a host by its underlay address.")
         public int create(
+                @Mixin ApiOptions api,
                 @Option(names = "--underlay-ip", required = true) String ip,
                 @Option(names = "--underlay-port", description = "Geneve UDP port (default 6081)") Integer port,
                 @Option(names = "--name") String name,
@@ -137,17 +136,20 @@ public final class Resources {
         }
 
         @Command(description = "List hosts.")
-        public int list() {
+        public int list(@Mixin ApiOptions api) {
             return api.call("GET", "/v1/hosts", null, Map.of(), COLUMNS);
         }
 
         @Command(description = "Show a host.")
-        public int get(@Parameters(paramLabel = "ID") String id) {
+        public int get(@Mixin ApiOptions api, @Parameters(paramLabel = "ID") String id) {
             return api.call("GET", "/v1/hosts/" + id, null, Map.of(), COLUMNS);
         }
 
         @Command(description = "Delete a host (refused while ENIs are placed on it).")
-        public int delete(@Parameters(paramLabel = "ID") String id, @Option(names = "--if-match") String ifMatch) {
+        public int delete(
+                @Mixin ApiOptions api,
+                @Parameters(paramLabel = "ID") String id,
+                @Option(names = "--if-match") String ifMatch) {
             return api.call("DELETE", "/v1/hosts/" + id, null, headers(null, ifMatch), COLUMNS);
         }
     }

@@ -608,7 +608,8 @@ final class VirtualLab implements LabRun {
         while (t < startNs + totalNs) {
             t = Math.min(startNs + totalNs, t + step);
             scheduler.runUntil(t);
-            progress.onProgress(t - startNs, totalNs, engine.flowsFinished(), engine.flowsStarted());
+            progress.onTime(
+                    t - startNs, durationNs, totalNs - durationNs, engine.flowsFinished(), engine.flowsStarted());
             if (t - startNs >= durationNs && engine.idle()) {
                 break;
             }
