@@ -1,35 +1,35 @@
 package org.vrdma.vswitch.runtime;
 
 import io.netty.channel.EventLoop;
-import io.netty.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import org.vrdma.runtime.EventHeap;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.TimerService;
 
 /**
  * The real-time driver's {@link TimerService}: time is the loop's {@link LoopClock} ({@code
- * System.nanoTime()}, sampled once per few reads inside a read burst), timers live in the
- * same allocation-free {@link EventHeap} the virtual-time scheduler uses, and one Netty task is
- * armed for the earliest deadline. Re-arming happens only when a new timer becomes the earliest, so
- * per-packet timer updates (retransmit timers pushed forward on every ACK) cost no Netty task.
+ * System.nanoTime()}, sampled once per few reads inside a read burst or a turn's due timers), timers
+ * live in the same allocation-free {@link org.vrdma.runtime.EventHeap} the virtual-time scheduler
+ * uses.
+ *
+ * <p>On a {@link TimerEventLoop} (what {@link NettyRuntime} creates) every service of the loop shares
+ * the loop's timers, and the loop wakes for the earliest deadline itself: scheduling, re-arming and
+ * cancelling a timer allocate nothing and schedule no Netty task, and a cancelled timer wakes
+ * nobody. On any other event loop the service keeps its own timers and arms one Netty scheduled
+ * task for the earliest deadline, moved only when a new timer becomes the earliest. Either way a
+ * timer due now runs in a reused task queued on the loop, after the event that is running now.
  *
  * <p>Confined to its event loop: engines call it only from that loop's thread.
  */
 public final class EventLoopTimerService implements TimerService {
     private final EventLoop eventLoop;
     private final LoopClock clock;
-    private final EventHeap timers = new EventHeap(256);
-    private final Runnable expireTask = this::onScheduledExpiry;
-    private final Runnable immediateTask = this::onImmediateExpiry;
-    private boolean immediatePending;
-    private long armedDeadlineNs = Long.MAX_VALUE;
-    private ScheduledFuture<?> armed;
-    private long timersFired;
+    private final LoopTimers timers;
 
     public EventLoopTimerService(EventLoop eventLoop) {
         this.eventLoop = eventLoop;
         this.clock = LoopClock.of(eventLoop);
+        this.timers = eventLoop instanceof TimerEventLoop t
+                ? t.timers()
+                : new LoopTimers(eventLoop, System::nanoTime, eventLoop);
     }
 
     public EventLoop eventLoop() {
@@ -44,75 +44,28 @@ public final class EventLoopTimerService implements TimerService {
     @Override
     public long scheduleAt(long deadlineNs, TimerHandler handler) {
         checkConfined();
-        long id = timers.add(deadlineNs, handler);
-        if (deadlineNs < armedDeadlineNs) {
-            arm(deadlineNs);
-        }
-        return id;
+        return timers.add(deadlineNs, handler);
     }
 
     @Override
     public boolean cancel(long timerId) {
         checkConfined();
-        // The armed task may now fire early with nothing due; it then re-arms for the new head.
         return timers.cancel(timerId);
     }
 
+    /** Timers pending; on a {@link TimerEventLoop}, those of every service on the loop. */
     public int pendingTimers() {
-        return timers.size();
+        return timers.pending();
     }
 
+    /** Timers that fired; on a {@link TimerEventLoop}, those of every service on the loop. */
     public long timersFired() {
-        return timersFired;
+        return timers.fired();
     }
 
-    private void arm(long deadlineNs) {
-        long delayNs = deadlineNs - System.nanoTime();
-        if (delayNs <= 0) {
-            // Due now (a deferred call, a completion drain): a plain task on the loop's queue, which
-            // allocates nothing, instead of a scheduled task; the armed future stays for later timers.
-            if (!immediatePending) {
-                immediatePending = true;
-                eventLoop.execute(immediateTask);
-            }
-            return;
-        }
-        if (armed != null) {
-            armed.cancel(false);
-        }
-        armedDeadlineNs = deadlineNs;
-        armed = eventLoop.schedule(expireTask, delayNs, TimeUnit.NANOSECONDS);
-    }
-
-    private void onScheduledExpiry() {
-        armed = null;
-        armedDeadlineNs = Long.MAX_VALUE;
-        expireDue();
-    }
-
-    private void onImmediateExpiry() {
-        immediatePending = false;
-        expireDue();
-    }
-
-    private void expireDue() {
-        // Bounded: timers that handlers schedule for "now" run on the next turn, not in this loop.
-        int budget = timers.size();
-        long nowNs = System.nanoTime();
-        // The handlers (completion delivery, deferred ACKs, the sends they start) read the clock
-        // per packet: sampled, as in a read burst.
-        clock.beginBurst();
-        try {
-            while (budget-- > 0 && timers.peekDeadlineNs() <= nowNs) {
-                timers.fireEarliest(nowNs);
-                timersFired++;
-            }
-        } finally {
-            clock.endBurst();
-        }
-        if (!timers.isEmpty() && timers.peekDeadlineNs() < armedDeadlineNs) {
-            arm(timers.peekDeadlineNs());
-        }
+    /** Whether the loop wakes for the timers itself, with no Netty task per deadline. */
+    public boolean loopDriven() {
+        return eventLoop instanceof TimerEventLoop;
     }
 
     private void checkConfined() {

@@ -2,7 +2,6 @@ package org.vrdma.vswitch.runtime;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
@@ -14,7 +13,8 @@ import java.util.function.Consumer;
 
 /**
  * Chooses Netty's I/O transport: epoll where the native library loads (Linux x86_64), NIO
- * elsewhere, so the same code runs on any JVM while Linux gets GSO/GRO and fewer copies.
+ * elsewhere, so the same code runs on any JVM while Linux gets GSO/GRO and fewer copies. Its loops
+ * are {@link TimerEventLoop}s, which wake for the engines' timers themselves.
  */
 public enum NettyRuntime {
     EPOLL,
@@ -33,7 +33,7 @@ public enum NettyRuntime {
     }
 
     public EventLoopGroup newEventLoopGroup(int threads, String name) {
-        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioHandlerFactory());
+        return new TimerEventLoop.Group(threads, new DefaultThreadFactory(name, true), ioHandlerFactory());
     }
 
     /**
@@ -60,7 +60,7 @@ public enum NettyRuntime {
             strategies.accept(s);
             return s;
         });
-        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), spinning);
+        return new TimerEventLoop.Group(threads, new DefaultThreadFactory(name, true), spinning);
     }
 
     public Class<? extends DatagramChannel> datagramChannelClass() {

@@ -5,27 +5,44 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.vrdma.runtime.TimerHandler;
 
+/**
+ * The timer service on real event loops: the runtime's {@link TimerEventLoop}, which wakes for the
+ * timers itself, and a plain Netty loop, on which the service arms a Netty scheduled task.
+ */
 class EventLoopTimerServiceTest {
-    private final EventLoopGroup group = NettyRuntime.best().newEventLoopGroup(1, "timer-test");
-    private final EventLoop loop = group.next();
-    private final EventLoopTimerService timers = new EventLoopTimerService(loop);
+    private EventLoopGroup group;
+    private EventLoop loop;
+    private EventLoopTimerService timers;
+
+    void start(boolean loopDriven) {
+        group = loopDriven
+                ? NettyRuntime.best().newEventLoopGroup(1, "timer-test")
+                : new MultiThreadIoEventLoopGroup(1, NettyRuntime.best().ioHandlerFactory());
+        loop = group.next();
+        timers = new EventLoopTimerService(loop);
+        assertThat(timers.loopDriven()).isEqualTo(loopDriven);
+    }
 
     @AfterEach
     void shutdown() throws InterruptedException {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
     }
 
-    @Test
-    void timersFireInDeadlineOrderNeverEarlyAndCancelledOnesNever() throws Exception {
+    @ParameterizedTest(name = "loop-driven {0}")
+    @ValueSource(booleans = {true, false})
+    void timersFireInDeadlineOrderNeverEarlyAndCancelledOnesNever(boolean loopDriven) throws Exception {
+        start(loopDriven);
         List<String> fired = Collections.synchronizedList(new ArrayList<>());
         List<Long> lateness = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch done = new CountDownLatch(4);
@@ -53,8 +70,10 @@ class EventLoopTimerServiceTest {
         return timers.scheduleAt(deadlineNs, h);
     }
 
-    @Test
-    void anEarlierTimerRearmsAndAHandlerCanReschedule() throws Exception {
+    @ParameterizedTest(name = "loop-driven {0}")
+    @ValueSource(booleans = {true, false})
+    void anEarlierTimerRearmsAndAHandlerCanReschedule(boolean loopDriven) throws Exception {
+        start(loopDriven);
         CountDownLatch done = new CountDownLatch(1);
         List<String> fired = Collections.synchronizedList(new ArrayList<>());
         loop.execute(() -> {
@@ -78,8 +97,10 @@ class EventLoopTimerServiceTest {
         assertThat(fired).containsExactly("tick0", "tick1", "tick2");
     }
 
-    @Test
-    void timersDueNowRunAfterTheCurrentTaskInOrderWhileALaterTimerStaysArmed() throws Exception {
+    @ParameterizedTest(name = "loop-driven {0}")
+    @ValueSource(booleans = {true, false})
+    void timersDueNowRunAfterTheCurrentTaskInOrderWhileALaterTimerStaysArmed(boolean loopDriven) throws Exception {
+        start(loopDriven);
         CountDownLatch done = new CountDownLatch(1);
         List<String> fired = Collections.synchronizedList(new ArrayList<>());
         loop.execute(() -> {
@@ -106,8 +127,10 @@ class EventLoopTimerServiceTest {
         assertThat(fired.stream().filter(f -> !f.equals("later"))).containsExactly("task", "now1", "now2", "now3");
     }
 
-    @Test
-    void rejectsCallsFromOtherThreads() {
+    @ParameterizedTest(name = "loop-driven {0}")
+    @ValueSource(booleans = {true, false})
+    void rejectsCallsFromOtherThreads(boolean loopDriven) {
+        start(loopDriven);
         assertThatThrownBy(() -> timers.scheduleAfter(1, (n, id) -> {}))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("event loop");
