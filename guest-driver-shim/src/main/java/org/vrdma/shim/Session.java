@@ -199,7 +199,7 @@ final class Session {
          */
         private void afterPublish(final boolean urgent) {
             VarHandle.fullFence();
-            if (ring.getIntAcquire(CQ_WAITERS) != 0) {
+            if (ring.getIntAcquire(CQ_WAITERS) != 0 && (urgent || batchComplete())) {
                 ring.wakeFutex(CQ_PROD);
                 server.onFutexWake();
             }
@@ -208,6 +208,15 @@ final class Session {
                 ring.setIntRelease(CQ_NOTIFIED, arm);
                 channel.onRingEvent(this);
             }
+        }
+
+        /**
+         * Whether the sleepers' batch is there: a poller that expects many completions asks to be
+         * woken once {@code prod - cons} reaches its batch, not for each (its sleep is bounded).
+         */
+        private boolean batchComplete() {
+            final int batch = ring.getIntAcquire(CQ_WAKE_BATCH);
+            return batch <= 1 || prod - ring.getIntAcquire(CQ_CONS) >= batch;
         }
 
         private void writeSlot(final WorkCompletion wc) {
