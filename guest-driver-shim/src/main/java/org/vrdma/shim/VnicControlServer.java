@@ -397,10 +397,14 @@ public final class VnicControlServer implements AutoCloseable {
                     try {
                         onDevice(() -> {
                             s.release();
+                            return null;
+                        });
+                        // A turn later: the frames that still pointed at its mappings have left.
+                        onDevice(() -> {
+                            s.closeRetired();
                             sessions.remove(s);
                             return null;
                         });
-                        closeRetired(s);
                     } catch (final RuntimeException e) {
                         LOG.log(Level.WARNING, "cleanup of pid " + s.pid() + " failed", e);
                     }
