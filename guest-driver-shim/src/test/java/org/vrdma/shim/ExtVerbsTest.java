@@ -83,10 +83,11 @@ class ExtVerbsTest {
                 + on[2] + " calls, most " + on[3] + ", " + on[0] + " us in " + on[1] + " us, " + wakesOn
                 + " wake-ups");
         // With batching the poller skips the spin and sleeps until a quarter of the outstanding sends
-        // (16: 4) completed, so it polls far less and wakes at most once per such batch.
-        assertThat(on[2]).isLessThan(off[2] / 2);
-        assertThat(wakesOn).isLessThanOrEqualTo(256 / 2);
-        assertThat(on[3]).isGreaterThanOrEqualTo(2);
+        // (16: 4) completed or 1 ms passed, so it polls less, and the vNIC wakes it at most once per
+        // batch (per completion only for the last few, when fewer than 8 are outstanding); without,
+        // it is woken for most completions once the spin gave up (224 of 256 in a slow test JVM).
+        assertThat(on[2]).isLessThan(off[2]);
+        assertThat(wakesOn).isLessThanOrEqualTo(256 / 4 + 8);
     }
 
     /** The batchpoll scenario: {cpu_us, wall_us, calls, most completions at once}. */
