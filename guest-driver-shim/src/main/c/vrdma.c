@@ -308,6 +308,7 @@ struct vr_cq {
 	uint32_t entries;
 	uint32_t cons;
 	pthread_spinlock_t lock;
+	struct vr_cq_expect expect; /* what poll_cq may still see: sizes its sleeps */
 	void *ex; /* vrdma_ex.c: state of ibv_start_poll ... ibv_end_poll */
 };
 
@@ -352,6 +353,7 @@ void vr_cq_view(struct ibv_cq *ibcq, struct vr_cq_view *v)
 	v->entries = cq->entries;
 	v->cons = &cq->cons;
 	v->lock = &cq->lock;
+	v->expect = &cq->expect;
 	v->ex = &cq->ex;
 }
 
@@ -375,6 +377,22 @@ void vr_qp_view(struct ibv_qp *ibqp, struct vr_qp_view *v)
 void vr_qp_doorbell(struct ibv_qp *qp)
 {
 	doorbell_ring((struct vr_qp *)qp);
+}
+
+void vr_qp_sends_posted(struct ibv_qp *ibqp, uint32_t from, uint32_t to)
+{
+	struct vr_qp *qp = (struct vr_qp *)ibqp;
+	const uint8_t *sq = qp->ring + VR_QP_RING_HDR;
+	int32_t signaled = 0;
+
+	for (uint32_t i = from; i != to; i++) {
+		const struct vr_sq_wqe *w = (const struct vr_sq_wqe *)(sq + (size_t)(i & (qp->sq_entries - 1)) *
+										  qp->sq_stride);
+
+		signaled += (w->send_flags & IBV_SEND_SIGNALED) != 0;
+	}
+	if (signaled)
+		vr_expect_add(&((struct vr_cq *)ibqp->send_cq)->expect.sends, signaled);
 }
 
 static int set_errno(int e)
@@ -1378,6 +1396,7 @@ static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		o->slid = w->slid;
 		o->sl = w->sl;
 		o->dlid_path_bits = w->dlid_path_bits;
+		vr_expect_polled(&cq->expect, o->opcode);
 		cq->cons++;
 		got++;
 	}
@@ -1391,7 +1410,7 @@ static int vr_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	 * makes no system call.
 	 */
 	if (!got)
-		vr_poll_idle(ibcq, cq->ring, cq->cons);
+		vr_poll_idle(ibcq, cq->ring, cq->cons, &cq->expect);
 	else
 		vr_poll_busy();
 	return got;
@@ -1629,8 +1648,10 @@ static int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_sen
 		}
 		qp->sq_prod++;
 	}
-	if (qp->sq_prod != start)
+	if (qp->sq_prod != start) {
+		vr_qp_sends_posted(ibqp, start, qp->sq_prod);
 		__atomic_store_n(ring_u32(qp->ring, VR_SQ_PROD), qp->sq_prod, __ATOMIC_RELEASE);
+	}
 	pthread_spin_unlock(&qp->sq_lock);
 	if (qp->sq_prod != start)
 		doorbell_ring(qp);
@@ -1700,8 +1721,10 @@ static int vr_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_
 	start = qp->rq_prod;
 	ret = write_rq_wqes(&wr, rq, qp->ring, VR_RQ_CONS, &qp->rq_prod, qp->rq_entries, mask,
 			    qp->rq_stride, qp->max_recv_sge);
-	if (qp->rq_prod != start)
+	if (qp->rq_prod != start) {
+		vr_expect_add(&((struct vr_cq *)ibqp->recv_cq)->expect.recvs, (int32_t)(qp->rq_prod - start));
 		__atomic_store_n(ring_u32(qp->ring, VR_RQ_PROD), qp->rq_prod, __ATOMIC_RELEASE);
+	}
 	pthread_spin_unlock(&qp->rq_lock);
 	if (qp->rq_prod != start)
 		doorbell_ring(qp);
@@ -1880,6 +1903,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 	qp->qp.send_cq = attr->send_cq;
 	qp->qp.recv_cq = attr->recv_cq;
 	qp->qp.srq = attr->srq;
+	if (attr->srq)
+		vr_expect_add(&((struct vr_cq *)attr->recv_cq)->expect.srq_qps, 1);
 	qp->qp.handle = resp.handle;
 	qp->qp.qp_num = resp.qp_num;
 	qp->qp.state = IBV_QPS_RESET;
@@ -2073,6 +2098,11 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	if (ret)
 		return ret;
 	vr_async_untrack(qp->context, VR_ASYNC_QP, qp->handle);
+	if (qp->srq)
+		vr_expect_add(&((struct vr_cq *)qp->recv_cq)->expect.srq_qps, -1);
+	/* Its outstanding requests never complete now: expect nothing of the CQs until new posts. */
+	__atomic_store_n(&((struct vr_cq *)qp->send_cq)->expect.sends, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&((struct vr_cq *)qp->recv_cq)->expect.recvs, 0, __ATOMIC_RELAXED);
 	pthread_spin_destroy(&q->sq_lock);
 	pthread_spin_destroy(&q->rq_lock);
 	pthread_cond_destroy(&qp->cond);

@@ -66,6 +66,9 @@ static void consume(struct vr_cq_ex_state *s)
 {
 	if (!s->reading)
 		return;
+	vr_expect_polled(s->v.expect,
+			 (int)((const struct vr_wc_slot *)(s->v.ring + VR_CQ_RING_HDR))[*s->v.cons & (s->v.entries - 1)]
+				 .wc.opcode);
 	(*s->v.cons)++;
 	__atomic_store_n(ring_u32(s->v.ring, VR_CQ_CONS), *s->v.cons, __ATOMIC_RELEASE);
 	s->reading = 0;
@@ -83,7 +86,7 @@ static int cqx_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 	if (ret) {
 		/* The caller does not call end_poll after ENOENT. */
 		pthread_spin_unlock(s->v.lock);
-		vr_poll_idle(ibv_cq_ex_to_cq(cq), s->v.ring, *s->v.cons);
+		vr_poll_idle(ibv_cq_ex_to_cq(cq), s->v.ring, *s->v.cons, s->v.expect);
 		return ret;
 	}
 	vr_poll_busy();
@@ -508,6 +511,7 @@ static int wr_complete(struct ibv_qp_ex *qp)
 		pthread_spin_unlock(s->v.sq_lock);
 		return ret;
 	}
+	vr_qp_sends_posted(&qp->qp_base, *s->v.sq_prod, s->pos);
 	*s->v.sq_prod = s->pos;
 	__atomic_store_n(ring_u32(s->v.ring, VR_SQ_PROD), s->pos, __ATOMIC_RELEASE);
 	pthread_spin_unlock(s->v.sq_lock);

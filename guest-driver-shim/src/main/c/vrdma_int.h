@@ -18,12 +18,38 @@ int vr_connect_bound(uint16_t op, const void *req, uint32_t req_len);
 int vr_ctx_call(struct ibv_context *ctx, uint16_t op, const void *req, uint32_t req_len, void *resp,
 		uint32_t resp_size);
 
+/*
+ * The completions a CQ can expect, as far as the library knows (a hint for poll_cq's sleep, never
+ * exact: an unsignaled request that fails completes too). Updated with atomics: posting threads
+ * add, the polling thread subtracts.
+ */
+struct vr_cq_expect {
+	int32_t sends;   /* signaled send requests posted on QPs with this send CQ, not yet polled */
+	int32_t recvs;   /* receives posted on QPs with this receive CQ (not on an SRQ), not polled */
+	int32_t srq_qps; /* QPs on an SRQ with this receive CQ: a receive may complete at any time */
+};
+
+static inline void vr_expect_add(int32_t *counter, int32_t n)
+{
+	__atomic_add_fetch(counter, n, __ATOMIC_RELAXED);
+}
+
+/* One completion polled: the counter its opcode belongs to goes down, never below 0. */
+static inline void vr_expect_polled(struct vr_cq_expect *e, int opcode)
+{
+	int32_t *counter = (opcode & IBV_WC_RECV) ? &e->recvs : &e->sends;
+
+	if (__atomic_sub_fetch(counter, 1, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(counter, 0, __ATOMIC_RELAXED);
+}
+
 /* What vrdma_ex.c needs of a CQ and a QP created by vrdma.c. */
 struct vr_cq_view {
 	uint8_t *ring;
 	uint32_t entries;
 	uint32_t *cons;
 	pthread_spinlock_t *lock;
+	struct vr_cq_expect *expect;
 	void **ex;
 };
 
@@ -39,10 +65,12 @@ struct vr_qp_view {
 void vr_cq_view(struct ibv_cq *cq, struct vr_cq_view *v);
 void vr_qp_view(struct ibv_qp *qp, struct vr_qp_view *v);
 void vr_qp_doorbell(struct ibv_qp *qp);
+/* Send slots [from, to) were published: their signaled requests are expected on the send CQ. */
+void vr_qp_sends_posted(struct ibv_qp *qp, uint32_t from, uint32_t to);
 
 /* vrdma_events.c */
 int vr_cq_arm(uint8_t *ring, int solicited_only);
-void vr_poll_idle(struct ibv_cq *cq, uint8_t *ring, uint32_t cons);
+void vr_poll_idle(struct ibv_cq *cq, uint8_t *ring, uint32_t cons, struct vr_cq_expect *expect);
 void vr_poll_busy(void);
 int vr_async_open(struct ibv_context *ctx);
 void vr_async_close(struct ibv_context *ctx);

@@ -246,6 +246,9 @@ struct vr_wc {
  *         is missed and arming costs no system call.
  *   [76]  u32 waiters (library): pollers sleeping on the futex at prod; the vNIC wakes them
  *         (FUTEX_WAKE on the shared mapping) after a publish that finds it non-zero
+ *   [80]  u32 wake_batch (library): 0 or 1, wake sleepers on any completion; n > 1, only once
+ *         prod - cons >= n or a completion failed (a poller that expects many completions
+ *         sleeps until a batch of them is there, bounded by its timeout)
  *   [128] entries x struct vr_wc_slot
  *
  * Work-queue rings (one memfd per QP):
@@ -264,6 +267,7 @@ struct vr_wc {
 #define VR_CQ_NOTIFIED 8
 #define VR_CQ_ARM 72
 #define VR_CQ_WAITERS 76
+#define VR_CQ_WAKE_BATCH 80
 #define VR_QP_RING_HDR 512
 #define VR_SQ_PROD 0
 #define VR_SQ_CONS 64

@@ -65,6 +65,11 @@ public final class ControlProtocol {
     public static final int CQ_ARM = 72;
     /** Pollers sleeping on the futex at {@link #CQ_PROD} (library). */
     public static final int CQ_WAITERS = 76;
+    /**
+     * Completions the sleepers want before a wake-up (library): 0 or 1 any, n only once {@code prod -
+     * cons >= n} or a completion failed.
+     */
+    public static final int CQ_WAKE_BATCH = 80;
     /** Bytes of one completion slot ({@code struct vr_wc_slot}). */
     public static final int CQ_SLOT_BYTES = 64;
     /** Completion slot [52], bit 0: the message carried the solicited-event bit; [48] holds the sender's IPv4. */

@@ -1,6 +1,8 @@
 package org.vrdma.shim;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.internal.PlatformDependent;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,6 +23,14 @@ import org.vrdma.vnic.verbs.VerbsException;
  * deregistration gets {@link VerbsException} EFAULT, never a fault of the vNIC process. Atomics on
  * 8-byte aligned addresses are CPU atomics, atomic against the application's own atomic accesses.
  *
+ * <p><b>Sending from the mapping.</b> {@link #buffer()} is a direct buffer over the mapping, so a
+ * frame's payload may leave from the application's pages (the underlay gathers it when it sends, as
+ * for the Java path's regions) instead of being copied into the frame. Such a frame still points at
+ * the mapping until the underlay's next flush, a task the event loop runs after the one that built
+ * the frame: deregistration therefore {@linkplain #retire() retires} the mapping (no new frame
+ * defers to it, reads and writes still work) and {@linkplain #close() unmaps} it a device turn later
+ * ({@code Session.closeRetired}). {@code -Dvrdma.shim.sendFromMapping=false} copies every payload.
+ *
  * <p>Confined to the device's thread, like every backing.
  */
 final class MemfdMemory implements MemoryRegionBacking, AutoCloseable {
@@ -32,9 +42,20 @@ final class MemfdMemory implements MemoryRegionBacking, AutoCloseable {
     private static final VarHandle ATOMIC_LONG_LE =
             ValueLayout.JAVA_LONG.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
 
+    /**
+     * Whether payloads may leave from the mapping ({@code -Dvrdma.shim.sendFromMapping}, default true;
+     * needs Netty's unsafe access for a buffer over foreign memory).
+     */
+    static final boolean SEND_FROM_MAPPING =
+            !"false".equals(System.getProperty("vrdma.shim.sendFromMapping")) && PlatformDependent.hasUnsafe();
+
     private final Arena arena;
     /** The registered bytes only: the mapping's page rounding stays out of reach. */
     private final MemorySegment region;
+    /** {@link #buffer()}, made on first use; null once retired. */
+    private ByteBuf view;
+
+    private boolean retired;
 
     private MemfdMemory(final Arena arena, final MemorySegment region) {
         this.arena = arena;
@@ -64,9 +85,33 @@ final class MemfdMemory implements MemoryRegionBacking, AutoCloseable {
         }
     }
 
+    /**
+     * A direct buffer over the registered bytes (index 0 is the region's first byte), from which a
+     * frame's payload may be sent; null when retired, beyond 2 GiB, or sending from the mapping is off.
+     */
+    @Override
+    public ByteBuf buffer() {
+        if (view == null && !retired && SEND_FROM_MAPPING && region.byteSize() <= Integer.MAX_VALUE) {
+            // The NIO view keeps the arena's scope: a read through it after the unmap is an
+            // IllegalStateException, not a fault (Netty's own accessors read the address unchecked).
+            view = Unpooled.wrappedBuffer(region.asByteBuffer());
+        }
+        return view;
+    }
+
+    /**
+     * The region is deregistered: no frame built from now on points at the mapping, which stays
+     * mapped (for frames built before, still to be sent) until {@link #close()}.
+     */
+    void retire() {
+        retired = true;
+        view = null;
+    }
+
     /** Unmaps: later accesses fail with EFAULT. Idempotent. */
     @Override
     public void close() {
+        retire();
         if (arena.scope().isAlive()) {
             arena.close();
         }

@@ -82,6 +82,10 @@ final class Session {
     /** The application's asynchronous events (its async_fd), once OPEN_ASYNC was asked for. */
     private final AsyncEventStream asyncEvents = new AsyncEventStream();
 
+    /** Zero-copy mappings deregistered, to be unmapped by {@link #closeRetired}. */
+    private final List<MemfdMemory> retired = new ArrayList<>();
+
+    private volatile boolean hasRetired;
     private long asyncToken;
     private long doorbellToken;
     private int nextHandle = 1;
@@ -199,7 +203,7 @@ final class Session {
          */
         private void afterPublish(final boolean urgent) {
             VarHandle.fullFence();
-            if (ring.getIntAcquire(CQ_WAITERS) != 0) {
+            if (ring.getIntAcquire(CQ_WAITERS) != 0 && (urgent || batchComplete())) {
                 ring.wakeFutex(CQ_PROD);
                 server.onFutexWake();
             }
@@ -208,6 +212,15 @@ final class Session {
                 ring.setIntRelease(CQ_NOTIFIED, arm);
                 channel.onRingEvent(this);
             }
+        }
+
+        /**
+         * Whether the sleepers' batch is there: a poller that expects many completions asks to be
+         * woken once {@code prod - cons} reaches its batch, not for each (its sleep is bounded).
+         */
+        private boolean batchComplete() {
+            final int batch = ring.getIntAcquire(CQ_WAKE_BATCH);
+            return batch <= 1 || prod - ring.getIntAcquire(CQ_CONS) >= batch;
         }
 
         private void writeSlot(final WorkCompletion wc) {
@@ -868,16 +881,39 @@ final class Session {
         return Response.ok();
     }
 
-    /** Deregisters, then unmaps a zero-copy region's pages from the vNIC. */
-    private static void deregister(final MemoryRegion mr) {
+    /** Deregisters, then unmaps a zero-copy region's pages from the vNIC (a turn later). */
+    private void deregister(final MemoryRegion mr) {
         mr.deregister();
         unmap(mr.backing());
     }
 
-    private static void unmap(final MemoryRegionBacking memory) {
+    /**
+     * Retires a zero-copy mapping now and unmaps it in {@link #closeRetired}: a frame built before
+     * may still send its payload from it until the underlay's next flush.
+     */
+    private void unmap(final MemoryRegionBacking memory) {
         if (memory instanceof MemfdMemory m) {
-            m.close();
+            m.retire();
+            retired.add(m);
+            hasRetired = true;
         }
+    }
+
+    /** Whether mappings wait for {@link #closeRetired}; read by the connection's thread. */
+    boolean hasRetired() {
+        return hasRetired;
+    }
+
+    /**
+     * Device thread, in a task queued after the one that retired mappings: the flushes queued by
+     * the frames built before ran first, so nothing points at the mappings any more. Unmaps them.
+     */
+    void closeRetired() {
+        for (int i = 0; i < retired.size(); i++) {
+            retired.get(i).close();
+        }
+        retired.clear();
+        hasRetired = false;
     }
 
     private Response createChannel() {

@@ -252,6 +252,13 @@ public final class VnicControlServer implements AutoCloseable {
             for (final Session s : List.copyOf(sessions)) {
                 s.release();
             }
+            return null;
+        });
+        onDevice(() -> {
+            // A turn after the releases: the frames that still pointed at their mappings have left.
+            for (final Session s : sessions) {
+                s.closeRetired();
+            }
             sessions.clear();
             return null;
         });
@@ -281,6 +288,19 @@ public final class VnicControlServer implements AutoCloseable {
             int queuePairs) {}
 
     // ---------------------------------------------------------------- internals
+
+    /**
+     * Unmaps what {@code s} deregistered, in a device turn of its own: queued after the underlay
+     * flushes that the frames built before the deregistration queued (see {@link MemfdMemory}).
+     */
+    private void closeRetired(final Session s) {
+        if (s.hasRetired()) {
+            onDevice(() -> {
+                s.closeRetired();
+                return null;
+            });
+        }
+    }
 
     /** Runs {@code task} on the device thread and waits for it (bounded). */
     <T> T onDevice(final Supplier<T> task) {
@@ -377,6 +397,11 @@ public final class VnicControlServer implements AutoCloseable {
                     try {
                         onDevice(() -> {
                             s.release();
+                            return null;
+                        });
+                        // A turn later: the frames that still pointed at its mappings have left.
+                        onDevice(() -> {
+                            s.closeRetired();
                             sessions.remove(s);
                             return null;
                         });
@@ -438,6 +463,7 @@ public final class VnicControlServer implements AutoCloseable {
                     final Session s = session;
                     try {
                         r = onDevice(() -> s.handle(op, body));
+                        closeRetired(s);
                     } catch (final IllegalStateException e) {
                         LOG.log(Level.WARNING, "request " + op + " failed", e);
                         r = Response.error(e.getCause() instanceof TimeoutException ? ETIMEDOUT : EIO);

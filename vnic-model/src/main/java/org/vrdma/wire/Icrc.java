@@ -115,8 +115,16 @@ public final class Icrc {
                 ByteBuffer v = chunkViews[i];
                 int from = (int) (start - chunkBase[i]);
                 v.limit(from + lengthBytes).position(from);
-                crc.update(v);
-                return true;
+                try {
+                    crc.update(v);
+                    return true;
+                } catch (IllegalStateException e) {
+                    // A view of memory whose scope was closed (an unmapped region whose addresses
+                    // were mapped again): forgotten; a view of the live buffer replaces it below.
+                    chunkBase[i] = 0;
+                    chunkEnd[i] = 0;
+                    break;
+                }
             }
         }
         // First packet from this chunk: the root buffer's NIO view spans its whole chunk (pooled)

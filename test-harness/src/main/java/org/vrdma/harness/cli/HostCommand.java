@@ -268,13 +268,12 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         }
         long mac = eniMac == null ? RealTimeHost.derivedMac(UnderlayAddress.parseIpv4(eniIp)) : parseMac(eniMac);
         // Real sockets: the RTT includes two event loops and the kernel (see RealTimeProfile).
-        TransportConfig transport = RealTimeProfile.transport();
-        if (verbsSocket != null) {
-            // Applications set retry_cnt 7 and timeout 14 expecting ~0.5 s before RETRY_EXC_ERR, as on
-            // hardware with a fixed timeout; the adaptive RTO starts at 50 ms and never goes below 4 ms,
-            // so a peer still moving its QP to RTR, or a host descheduled under load, is waited for.
-            transport = transport.withRto(4_000_000, 50_000_000);
-        }
+        // Applications set retry_cnt 7 and timeout 14 expecting ~0.5 s before RETRY_EXC_ERR, as on
+        // hardware with a fixed timeout; for them the adaptive RTO starts at 50 ms (and never goes
+        // below the profile's 5 ms), so a peer still moving its QP to RTR, or a host descheduled under
+        // load, is waited for.
+        TransportConfig transport =
+                verbsSocket != null ? RealTimeProfile.verbsHostTransport() : RealTimeProfile.transport();
         RealTimeHost host;
         try {
             host = new RealTimeHost(
