@@ -12,7 +12,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.vrdma.vnic.transport.DeferredPayloadAllocator;
-import org.vrdma.vswitch.runtime.NettyRuntime;
 
 /**
  * The underlay's side of payloads left in the memory region: it agrees only for the frame it just
@@ -31,11 +30,8 @@ class DeferredPayloadTest {
 
     @BeforeEach
     void start() throws Exception {
-        if (NettyRuntime.best() != NettyRuntime.EPOLL) {
-            throw new AssertionError("the direct sender needs the epoll transport (Linux x86_64)");
-        }
-        group = NettyRuntime.EPOLL.newEventLoopGroup(1, "deferred-payload");
-        host = VSwitchHost.start(group, NettyRuntime.EPOLL, VSwitchHost.Options.loopback("a"));
+        group = UdpTestHosts.epollGroup(1, "deferred-payload");
+        host = UdpTestHosts.loopbackHost(group, "a");
         region = PooledByteBufAllocator.DEFAULT.directBuffer(PAYLOAD_BYTES);
         for (int i = 0; i < PAYLOAD_BYTES; i++) {
             region.writeByte(i * 7 + 3);
@@ -45,8 +41,7 @@ class DeferredPayloadTest {
     @AfterEach
     void stop() throws Exception {
         region.release();
-        host.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        UdpTestHosts.closeAll(group, host);
     }
 
     @Test

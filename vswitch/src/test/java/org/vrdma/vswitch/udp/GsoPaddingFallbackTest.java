@@ -3,6 +3,8 @@ package org.vrdma.vswitch.udp;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vswitch.udp.UdpTestHosts.awaitAtLeast;
+import static org.vrdma.vswitch.udp.UdpTestHosts.count;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -17,10 +19,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.vrdma.vswitch.runtime.NettyRuntime;
 
 /**
  * The GSO padding fallback, triggered for real: two hosts in a network namespace this test creates,
@@ -37,21 +37,16 @@ class GsoPaddingFallbackTest {
 
     @Test
     void aGsoSendRefusedForItsPaddingTurnsPaddingOffAndTheDatagramsThenLeave() throws Exception {
-        if (NettyRuntime.best() != NettyRuntime.EPOLL) {
-            throw new AssertionError("GSO needs the epoll transport (Linux x86_64), which the build provides");
-        }
         String ns = "dprx-" + ProcessHandle.current().pid() + "-gso";
         run("ip", "netns", "add", ns);
-        EventLoopGroup group = NettyRuntime.EPOLL.newEventLoopGroup(2, "gso-fallback");
+        EventLoopGroup group = UdpTestHosts.epollGroup(2, "gso-fallback");
         VSwitchHost a = null;
         VSwitchHost b = null;
         try {
             run("ip", "-n", ns, "link", "set", "lo", "mtu", Integer.toString(MTU), "up");
             // Sockets belong to the namespace of the thread that creates them.
-            VSwitchHost[] hosts = inNamespace(ns, () -> new VSwitchHost[] {
-                VSwitchHost.start(group, NettyRuntime.EPOLL, VSwitchHost.Options.loopback("a")),
-                VSwitchHost.start(group, NettyRuntime.EPOLL, VSwitchHost.Options.loopback("b"))
-            });
+            VSwitchHost[] hosts = inNamespace(ns, () ->
+                    new VSwitchHost[] {UdpTestHosts.loopbackHost(group, "a"), UdpTestHosts.loopbackHost(group, "b")});
             a = hosts[0];
             b = hosts[1];
             assertThat(a.gsoActive()).as("GSO on epoll").isTrue();
@@ -77,20 +72,9 @@ class GsoPaddingFallbackTest {
             assertThat(errors.getAsLong()).as("no further errors").isEqualTo(1);
             assertThat(received.getAsLong()).isEqualTo(2);
         } finally {
-            if (a != null) {
-                a.close();
-            }
-            if (b != null) {
-                b.close();
-            }
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+            UdpTestHosts.closeAll(group, a, b);
             run("ip", "netns", "delete", ns);
         }
-    }
-
-    private static long count(VSwitchHost host, ToLongFunction<NettyUnderlay> counter) {
-        Long n = host.call(vs -> counter.applyAsLong(host.underlay()));
-        return n;
     }
 
     /** Two datagrams of {@link #FITS_BYTES} to {@code to}, flushed together (one GSO batch). */
@@ -101,17 +85,6 @@ class GsoPaddingFallbackTest {
             host.underlay().send(d, to);
         }
         return null;
-    }
-
-    private static void awaitAtLeast(LongSupplier value, long atLeast) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        // Each read is a round trip to the host's loop, which is what the send waits for.
-        while (value.getAsLong() < atLeast) {
-            assertThat(System.nanoTime() - deadline)
-                    .as("waited 10 s for %d", atLeast)
-                    .isNegative();
-            Thread.onSpinWait();
-        }
     }
 
     private interface Action<T> {

@@ -1,19 +1,18 @@
 package org.vrdma.vswitch.udp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.vrdma.vswitch.udp.UdpTestHosts.awaitAtLeast;
+import static org.vrdma.vswitch.udp.UdpTestHosts.count;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.vrdma.vswitch.pipeline.UnderlayPort;
-import org.vrdma.vswitch.runtime.NettyRuntime;
 
 /**
  * A short datagram followed by a larger one to the same host (an ACK, then the response that
@@ -32,25 +31,16 @@ class WidenedBatchTest {
 
     @BeforeEach
     void start() throws Exception {
-        if (NettyRuntime.best() != NettyRuntime.EPOLL) {
-            throw new AssertionError("GSO needs the epoll transport (Linux x86_64), which the build provides");
-        }
-        group = NettyRuntime.EPOLL.newEventLoopGroup(2, "widen");
-        a = VSwitchHost.start(group, NettyRuntime.EPOLL, VSwitchHost.Options.loopback("a"));
-        b = VSwitchHost.start(group, NettyRuntime.EPOLL, VSwitchHost.Options.loopback("b"));
+        group = UdpTestHosts.epollGroup(2, "widen");
+        a = UdpTestHosts.loopbackHost(group, "a");
+        b = UdpTestHosts.loopbackHost(group, "b");
         assertThat(a.gsoActive()).as("GSO on epoll").isTrue();
         assertThat(b.groActive()).as("GRO on epoll").isTrue();
     }
 
     @AfterEach
     void stop() throws Exception {
-        if (a != null) {
-            a.close();
-        }
-        if (b != null) {
-            b.close();
-        }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        UdpTestHosts.closeAll(group, a, b);
     }
 
     @Test
@@ -131,20 +121,5 @@ class WidenedBatchTest {
 
     private static void send(VSwitchHost host, ByteBuf datagram, long to) {
         host.underlay().send(datagram, to);
-    }
-
-    private static long count(VSwitchHost host, ToLongFunction<NettyUnderlay> counter) {
-        Long n = host.call(vs -> counter.applyAsLong(host.underlay()));
-        return n;
-    }
-
-    private static void awaitAtLeast(LongSupplier value, long atLeast) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (value.getAsLong() < atLeast) {
-            assertThat(System.nanoTime() - deadline)
-                    .as("waited 10 s for %d", atLeast)
-                    .isNegative();
-            Thread.onSpinWait();
-        }
     }
 }
