@@ -13,8 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.vrdma.verbs.IbvAsyncEvent;
 import org.vrdma.verbs.IbvBusyException;
@@ -62,18 +61,12 @@ class AttachedVerbsTest {
     private static final int ACCESS =
             AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    AttachedVerbsTest() throws Exception {
         fx = new ShimFixture();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     /** One application's objects: context, PD, channel, CQ, region, QP. */

@@ -2,8 +2,7 @@ package org.vrdma.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.vrdma.verbs.IbvDevice;
 import org.vrdma.verbs.IbvDeviceList;
@@ -15,18 +14,12 @@ import org.vrdma.verbs.SrqResizeScenario;
  * whose wire loops back (two contexts, two applications): the same checks as on an embedded host.
  */
 class AttachedWindowsAndSrqTest {
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    AttachedWindowsAndSrqTest() throws Exception {
         fx = new ShimFixture();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     private IbvDevice attach() {

@@ -12,24 +12,17 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** The control server answers bad requests with errors, never crashes, and keeps clients apart. */
 class ControlProtocolTest {
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    ControlProtocolTest() throws Exception {
         fx = new ShimFixture();
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     /** A minimal client speaking the protocol from Java. */

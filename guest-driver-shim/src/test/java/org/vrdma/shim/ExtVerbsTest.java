@@ -8,8 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,20 +21,15 @@ import org.junit.jupiter.api.Test;
 class ExtVerbsTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
+
     private Path program;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    ExtVerbsTest() throws Exception {
         fx = new ShimFixture();
         program = fx.compile("ext_verbs.c");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     private ShimFixture.Result run(final Map<String, String> env, final String mode) throws Exception {

@@ -6,8 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,20 +18,15 @@ import org.junit.jupiter.api.Test;
 class MemoryWindowNativeTest {
     private static final Duration WAIT = Duration.ofSeconds(90);
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
+
     private Path program;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    MemoryWindowNativeTest() throws Exception {
         fx = new ShimFixture();
         program = fx.compile("mem_windows.c");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     private ShimFixture.Result run(final String... scenarios) throws Exception {

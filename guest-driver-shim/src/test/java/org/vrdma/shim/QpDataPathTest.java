@@ -8,8 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,20 +26,15 @@ class QpDataPathTest {
 
     private static final int REM_ACCESS_ERR = 10;
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
+
     private Path program;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    QpDataPathTest() throws Exception {
         fx = new ShimFixture();
         program = fx.compile("qp_loopback.c");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     /** Environment of a program that turns zero-copy registration off (process_vm_readv/writev). */

@@ -6,8 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,20 +21,15 @@ class UdSrqDataPathTest {
 
     private static final int LOC_QP_OP_ERR = 2;
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
+
     private Path program;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    UdSrqDataPathTest() throws Exception {
         fx = new ShimFixture();
         program = fx.compile("ud_srq_loopback.c");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     @Test

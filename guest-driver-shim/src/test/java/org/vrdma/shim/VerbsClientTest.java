@@ -9,8 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.vrdma.vnic.verbs.MemoryRegion;
 
@@ -23,20 +22,15 @@ class VerbsClientTest {
     private static final Pattern READY = Pattern.compile(
             "READY name=vrdma0 max_cqe=65536 mtu=5 link_layer=2 lkey=(\\d+) rkey=(\\d+) addr=0x([0-9a-f]+) len=65536 cqe=(\\d+)");
 
-    private ShimFixture fx;
+    /** A new one per test: JUnit makes an instance per test and closes the field after it. */
+    @AutoClose
+    private final ShimFixture fx;
+
     private Path client;
 
-    @BeforeEach
-    void setUp() throws Exception {
+    VerbsClientTest() throws Exception {
         fx = new ShimFixture();
         client = fx.compile("verbs_client.c");
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        if (fx != null) {
-            fx.close();
-        }
     }
 
     @Test
