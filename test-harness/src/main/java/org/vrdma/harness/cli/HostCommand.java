@@ -25,6 +25,7 @@ import org.vrdma.runtime.FaultConfig;
 import org.vrdma.shim.VnicControlServer;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
+import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Mtu;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.qos.QosConfig;
@@ -434,6 +435,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         }
         Thread hook = new Thread(
                 () -> {
+                    printExitCounters(host, out);
                     verbs.close();
                     try {
                         // Killed: the pcap gets what was buffered, so it ends on a whole packet.
@@ -459,6 +461,26 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         } finally {
             verbs.close();
         }
+    }
+
+    /**
+     * On exit, where this host's packets went: its transport's counters (timeouts, retransmissions,
+     * NAKs, duplicates) and the switch's (drops by reason, ports' queue drops), one line each, so
+     * that runs between two such hosts can be compared by loss rather than by rate alone.
+     */
+    private static void printExitCounters(RealTimeHost host, PrintWriter out) {
+        try {
+            TransportCounters t = host.transportCounters();
+            out.println("vrdma host: transport tx " + t.txPackets + " pkts, rx " + t.rxPackets + " pkts, acks tx "
+                    + t.txAcks + " rx " + t.rxAcks + ", retransmitted " + t.retransmittedPackets + ", timeouts "
+                    + t.timeouts + ", tail probes " + t.tailProbes + ", NAK seq sent " + t.seqNaksSent + " received "
+                    + t.seqNaksReceived + ", duplicates " + t.duplicateRequests + ", out of sequence "
+                    + t.outOfSequence + ", dropped " + t.droppedPackets);
+            out.println("vrdma host: switch " + host.statsJson());
+        } catch (RuntimeException e) {
+            out.println("vrdma host: counters unavailable: " + e.getMessage());
+        }
+        out.flush();
     }
 
     /** The four addresses every host needs: present and well formed. */
