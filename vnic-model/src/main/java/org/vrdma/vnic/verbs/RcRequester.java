@@ -131,8 +131,8 @@ final class RcRequester {
      * loss, whose first transmissions were never acknowledged before being replayed, waited for good
      * and fell back on the backed-off RTO; its replays after a NAK now give samples.) The wait also
      * ends once everything outstanding at the probe is acknowledged: the probe was answered, and the
-     * packets sent since are new ones whose tail may be lost again with no sample yet to come (a
-     * lossy flow whose every sample was a resend then waited for the RTO at each tail loss).
+     * packets sent since are a new tail: the next WRITE's only packet, lost too, waited for the RTO
+     * (the probe's ACK gives no sample, and the lost packet's never comes).
      */
     private boolean probeWaitsForSample;
     /** {@code sndMax} when the last tail-loss probe went: the wait for a sample ends once it is acknowledged. */
