@@ -129,9 +129,14 @@ final class RcRequester {
      * Karn's rule its ACK gives no sample; probing again at the old round trip kept every later
      * sample from being taken and resent each packet of a window-limited flow. (Go-back-N under heavy
      * loss, whose first transmissions were never acknowledged before being replayed, waited for good
-     * and fell back on the backed-off RTO; its replays after a NAK now give samples.)
+     * and fell back on the backed-off RTO; its replays after a NAK now give samples.) The wait also
+     * ends once everything outstanding at the probe is acknowledged: the probe was answered, and the
+     * packets sent since are a new tail: the next WRITE's only packet, lost too, waited for the RTO
+     * (the probe's ACK gives no sample, and the lost packet's never comes).
      */
     private boolean probeWaitsForSample;
+    /** {@code sndMax} when the last tail-loss probe went: the wait for a sample ends once it is acknowledged. */
+    private int probeSndMax;
     /**
      * The RTT sample a resend made ambiguous (Karn): its packet, that packet's first send time and,
      * once acknowledged, the round trip from it (-1 while unknown). If a duplicate ACK then shows
@@ -1222,6 +1227,9 @@ final class RcRequester {
             }
         }
         sndUna = newUna;
+        if (probeWaitsForSample && Psn.ge(sndUna, probeSndMax)) {
+            probeWaitsForSample = false;
+        }
         retryLeft = retryCnt;
         ackTimerStartNs = nowNs;
         rnrRetryLeft = rnrRetry;
@@ -1544,6 +1552,7 @@ final class RcRequester {
     private void sendTailProbe(final long nowNs) {
         counters.tailProbes++;
         probeWaitsForSample = true;
+        probeSndMax = sndMax;
         replaySampling = false; // the probe's copy may meet an earlier one still on its way
         window.source().onResend(nowNs);
         for (long s = sq.head; s < assignedEnd; s++) {
