@@ -20,8 +20,10 @@ import java.nio.ByteOrder;
  * and the {@code errno} of a call.
  *
  * <p>A downcall linked with {@code captureCallState("errno")} slices its capture segment on every
- * call, an object the JIT removes only when the whole call inlines; the calls made per packet are
- * therefore linked without it and read {@code errno} with {@link #errno()} when they return -1.
+ * call, an object the JIT removes only when the whole call inlines. The calls made per packet are
+ * therefore linked without it: a refused {@code sendmmsg} is made again through a handle that
+ * captures, and {@code recvmmsg}, critical, reads {@code errno} with {@link #errno()} when it
+ * returns -1.
  */
 final class Mmsg {
     static final int EAGAIN = 11;
@@ -58,8 +60,9 @@ final class Mmsg {
 
     /**
      * {@code int *__errno_location(void)} (glibc and musl), critical: the address comes back as a
-     * long (no segment object) and the thread stays in Java state, so no safepoint runs between a
-     * call and the read of its {@code errno}.
+     * long (no segment object). Critical calls leave the thread in Java state: their return runs no
+     * transition from native (where a safepoint or handshake may be processed and reuse {@code
+     * errno}) before the read.
      */
     private static final MethodHandle ERRNO_LOCATION;
 
