@@ -86,6 +86,11 @@ final class Mmsg {
         EVERYWHERE = everywhere;
         ERRNO_LOCATION = errnoLocation;
         UNAVAILABLE = unavailable;
+        if (unavailable == null) {
+            // Links the read now: linking it at its first use (class loading, generated method handle
+            // forms) would run between a failed call and the read, and may set errno itself.
+            errno();
+        }
     }
 
     /**

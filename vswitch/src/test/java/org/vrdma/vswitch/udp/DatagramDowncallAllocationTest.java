@@ -55,16 +55,19 @@ class DatagramDowncallAllocationTest {
         long read = Long.parseLong(last[1]);
         long dropped = Long.parseLong(last[2]);
         long receiveCalls = Long.parseLong(last[3]);
+        long receiveErrors = Long.parseLong(last[4]);
         assertThat(dropped).as("messages not sent").isZero();
         assertThat(read).as("datagrams read").isEqualTo(WARMUP_ROUND_TRIPS + MEASURED_ROUND_TRIPS);
         // Two reads per round trip, the second of which met an empty socket.
         assertThat(receiveCalls).as("recvmmsg calls").isGreaterThanOrEqualTo(2L * MEASURED_ROUND_TRIPS);
+        // Each empty read's errno was read as EAGAIN: none counted as a failed read.
+        assertThat(receiveErrors).as("failed reads").isZero();
         assertThat(bytes)
                 .as("bytes allocated over %d round trips", MEASURED_ROUND_TRIPS)
                 .isLessThan(ALLOWED_BYTES);
     }
 
-    /** The round trips, in the child JVM: prints bytes allocated, datagrams read, messages dropped, reads. */
+    /** The round trips, in the child JVM: prints bytes allocated, datagrams read, messages dropped, reads, failed reads. */
     static final class RoundTrips {
         public static void main(String[] args) throws Exception {
             // A leak-tracked buffer allocates a record per access: the measurement is of the path itself.
@@ -91,7 +94,7 @@ class DatagramDowncallAllocationTest {
                     }
                 });
                 long[] r = done.get(150, TimeUnit.SECONDS);
-                System.out.println(r[0] + " " + r[1] + " " + r[2] + " " + r[3]);
+                System.out.println(r[0] + " " + r[1] + " " + r[2] + " " + r[3] + " " + r[4]);
             } finally {
                 from.close().await(5, TimeUnit.SECONDS);
                 b.close();
@@ -125,7 +128,13 @@ class DatagramDowncallAllocationTest {
                     read += underlay.pollSocket();
                 }
                 long bytes = threads.getCurrentThreadAllocatedBytes() - startBytes;
-                return new long[] {bytes, read, sender.messagesDropped(), underlay.receiveCalls() - startCalls};
+                return new long[] {
+                    bytes,
+                    read,
+                    sender.messagesDropped(),
+                    underlay.receiveCalls() - startCalls,
+                    underlay.receiveErrors()
+                };
             } finally {
                 payload.release();
             }
