@@ -90,21 +90,26 @@ final class DatagramReceiver implements EpollIoHandle {
         MethodHandle recvmmsg = null;
         MethodHandle dup = null;
         MethodHandle close = null;
-        Throwable unavailable = null;
-        try {
-            Linker.Option errno = Linker.Option.captureCallState("errno");
-            var lookup = LINKER.defaultLookup();
-            recvmmsg = LINKER.downcallHandle(
-                    lookup.find("recvmmsg").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG),
-                    errno);
-            dup = LINKER.downcallHandle(
-                    lookup.find("dup").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT), errno);
-            close = LINKER.downcallHandle(
-                    lookup.find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-        } catch (Throwable t) {
-            // No native access (e.g. --enable-native-access denied) or no such symbol: Netty reads.
-            unavailable = t;
+        Throwable unavailable = Mmsg.UNAVAILABLE;
+        if (unavailable == null) {
+            try {
+                var lookup = LINKER.defaultLookup();
+                // Critical: the call never blocks (MSG_DONTWAIT), and no safepoint may run between its
+                // return and the read of its errno (Mmsg.errno()), which replaces capturing it.
+                recvmmsg = LINKER.downcallHandle(
+                        lookup.find("recvmmsg").orElseThrow(),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG),
+                        Linker.Option.critical(false));
+                dup = LINKER.downcallHandle(
+                        lookup.find("dup").orElseThrow(),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT),
+                        Linker.Option.captureCallState("errno"));
+                close = LINKER.downcallHandle(
+                        lookup.find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            } catch (Throwable t) {
+                // No native access (e.g. --enable-native-access denied) or no such symbol: Netty reads.
+                unavailable = t;
+            }
         }
         RECVMMSG = recvmmsg;
         DUP = dup;
@@ -131,7 +136,6 @@ final class DatagramReceiver implements EpollIoHandle {
     private final MemorySegment iovs;
     private final MemorySegment names;
     private final MemorySegment controls;
-    private final MemorySegment errno;
     private final ByteBuf[] slots = new ByteBuf[SLOTS];
     private final Runnable readTask = this::onQueuedRead;
     private IoRegistration registration;
@@ -155,7 +159,6 @@ final class DatagramReceiver implements EpollIoHandle {
         iovs = arena.allocate((long) SLOTS * IOVEC_BYTES, 8);
         names = arena.allocate((long) SLOTS * NAME_BYTES, 8);
         controls = arena.allocate((long) SLOTS * CONTROL_BYTES, 8);
-        errno = arena.allocate(CAPTURE);
         for (int i = 0; i < SLOTS; i++) {
             long m = (long) i * MMSG_BYTES;
             msgs.set(ADDRESS, m + NAME, names.asSlice((long) i * NAME_BYTES));
@@ -283,7 +286,7 @@ final class DatagramReceiver implements EpollIoHandle {
         for (int call = 0; call < MAX_CALLS_PER_BURST; call++) {
             int n = recvmmsg();
             if (n < 0) {
-                int err = (int) ERRNO.get(errno, 0L);
+                int err = -n;
                 if (err == EAGAIN) {
                     return end(datagrams);
                 }
@@ -319,13 +322,16 @@ final class DatagramReceiver implements EpollIoHandle {
         return datagrams;
     }
 
+    /** Datagrams read into the slots, or {@code -errno}. */
     private int recvmmsg() {
         calls++;
+        int n;
         try {
-            return (int) RECVMMSG.invokeExact(errno, fd.intValue(), msgs, SLOTS, MSG_DONTWAIT, 0L);
+            n = (int) RECVMMSG.invokeExact(fd.intValue(), msgs, SLOTS, MSG_DONTWAIT, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("recvmmsg", t);
         }
+        return n < 0 ? -Mmsg.errno() : n;
     }
 
     private int deliver(int n) {

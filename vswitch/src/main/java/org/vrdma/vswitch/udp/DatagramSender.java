@@ -54,35 +54,38 @@ final class DatagramSender implements AutoCloseable {
     /** CMSG_LEN(sizeof(uint16_t)). */
     private static final int SEGMENT_CMSG_LEN = 18;
 
+    /** {@code sendmmsg} as sends call it: without capturing {@code errno} (no object per call). */
     private static final MethodHandle SENDMMSG;
-    /** All of the address space, to copy between native addresses without a segment per copy. */
-    private static final MemorySegment EVERYWHERE;
+    /** {@code sendmmsg} capturing {@code errno}: a call the first one refused is made again with it. */
+    private static final MethodHandle SENDMMSG_ERRNO;
 
     private static final Throwable UNAVAILABLE;
 
     static {
         MethodHandle sendmmsg = null;
-        MemorySegment everywhere = null;
-        Throwable unavailable = null;
-        try {
-            everywhere = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
-            // The message array is passed as its address (a long): no segment object per call.
-            Linker linker = Linker.nativeLinker();
-            sendmmsg = linker.downcallHandle(
-                    linker.defaultLookup().find("sendmmsg").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT),
-                    Linker.Option.captureCallState("errno"));
-        } catch (Throwable t) {
-            unavailable = t;
+        MethodHandle sendmmsgErrno = null;
+        Throwable unavailable = Mmsg.UNAVAILABLE;
+        if (unavailable == null) {
+            try {
+                // The message array is passed as its address (a long): no segment object per call.
+                // Not critical: a call of many GSO messages runs the loopback receive path as well.
+                Linker linker = Linker.nativeLinker();
+                MemorySegment symbol = linker.defaultLookup().find("sendmmsg").orElseThrow();
+                FunctionDescriptor signature = FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT);
+                sendmmsg = linker.downcallHandle(symbol, signature);
+                sendmmsgErrno = linker.downcallHandle(symbol, signature, Linker.Option.captureCallState("errno"));
+            } catch (Throwable t) {
+                unavailable = t;
+            }
         }
         SENDMMSG = sendmmsg;
-        EVERYWHERE = everywhere;
+        SENDMMSG_ERRNO = sendmmsgErrno;
         UNAVAILABLE = unavailable;
     }
 
     /** Copies {@code lengthBytes} between two native addresses (live direct memory). */
     static void copyMemory(long fromAddress, long toAddress, int lengthBytes) {
-        MemorySegment.copy(EVERYWHERE, fromAddress, EVERYWHERE, toAddress, lengthBytes);
+        MemorySegment.copy(Mmsg.EVERYWHERE, fromAddress, Mmsg.EVERYWHERE, toAddress, lengthBytes);
     }
 
     /**
@@ -218,9 +221,16 @@ final class DatagramSender implements AutoCloseable {
         int start = 0;
         while (start < messages && !closed) {
             calls++;
+            long first = msgsAddress + (long) start * MMSG_BYTES;
             int n;
             try {
-                n = (int) SENDMMSG.invokeExact(errno, fd, msgsAddress + (long) start * MMSG_BYTES, messages - start, 0);
+                n = (int) SENDMMSG.invokeExact(fd, first, messages - start, 0);
+                if (n < 0) {
+                    // Nothing was sent (the first message failed): the same call again, with its
+                    // errno, is refused or succeeds alike. The JVM may have reused errno since.
+                    calls++;
+                    n = (int) SENDMMSG_ERRNO.invokeExact(errno, fd, first, messages - start, 0);
+                }
             } catch (Throwable t) {
                 throw new IllegalStateException("sendmmsg", t);
             }
