@@ -116,7 +116,16 @@ public final class GeneveCodec {
                 return GeneveDecodeStatus.BAD_OPTIONS;
             }
         }
-        buf.getBytes(optionsStart, into.options, 0, optionsBytes);
+        // Options are whole 4-byte words; read as ints, since getBytes into an array goes through a
+        // duplicated NIO buffer (an object per packet) on direct buffers without Unsafe.
+        byte[] options = into.options;
+        for (int i = 0; i < optionsBytes; i += 4) {
+            int word = buf.getInt(optionsStart + i);
+            options[i] = (byte) (word >>> 24);
+            options[i + 1] = (byte) (word >>> 16);
+            options[i + 2] = (byte) (word >>> 8);
+            options[i + 3] = (byte) word;
+        }
         into.optionsLengthBytes = optionsBytes;
         into.payloadOffset = optionsStart + optionsBytes;
         into.payloadLengthBytes = end - into.payloadOffset;
