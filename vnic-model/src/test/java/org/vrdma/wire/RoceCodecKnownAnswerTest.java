@@ -29,18 +29,10 @@ class RoceCodecKnownAnswerTest {
             + "07426c4e";
 
     private static RoceHeaders sendOnlyHeaders() {
-        RoceHeaders h = new RoceHeaders();
-        h.dstMac = 0x020000000002L;
-        h.srcMac = 0x020000000001L;
-        h.srcIp = 0x0A000001;
-        h.dstIp = 0x0A000002;
+        RoceHeaders h = TestFrames.toQp11(Opcode.RC_SEND_ONLY, 5);
         h.ecn = RoceHeaders.ECT0;
         h.ipId = 0x1234;
-        h.udpSrcPort = 49152;
-        h.opcode = Opcode.RC_SEND_ONLY;
-        h.destQp = 0x11;
         h.ackRequest = true;
-        h.psn = 5;
         return h;
     }
 

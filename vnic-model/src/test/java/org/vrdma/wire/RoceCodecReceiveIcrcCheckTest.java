@@ -16,19 +16,7 @@ class RoceCodecReceiveIcrcCheckTest {
     private static final int PAYLOAD_BYTES = 4096;
 
     private static RoceHeaders writeOnly() {
-        RoceHeaders h = new RoceHeaders();
-        h.dstMac = 0x020000000002L;
-        h.srcMac = 0x020000000001L;
-        h.srcIp = 0x0A000001;
-        h.dstIp = 0x0A000002;
-        h.udpSrcPort = 49152;
-        h.opcode = Opcode.RC_RDMA_WRITE_ONLY;
-        h.destQp = 0x11;
-        h.psn = 9;
-        h.rethVa = 0x2000;
-        h.rethRkey = 0x42;
-        h.rethDmaLengthBytes = PAYLOAD_BYTES;
-        return h;
+        return TestFrames.rdmaWriteOnly(9, 0x2000, PAYLOAD_BYTES);
     }
 
     @Test

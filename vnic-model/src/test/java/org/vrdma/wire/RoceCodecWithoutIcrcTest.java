@@ -15,19 +15,8 @@ class RoceCodecWithoutIcrcTest {
     private static final byte UNTOUCHED = 0x5A;
 
     private static RoceHeaders writeOnly() {
-        RoceHeaders h = new RoceHeaders();
-        h.dstMac = 0x020000000002L;
-        h.srcMac = 0x020000000001L;
-        h.srcIp = 0x0A000001;
-        h.dstIp = 0x0A000002;
+        RoceHeaders h = TestFrames.rdmaWriteOnly(7, 0x1000, 1001);
         h.ecn = RoceHeaders.ECT0;
-        h.udpSrcPort = 49152;
-        h.opcode = Opcode.RC_RDMA_WRITE_ONLY;
-        h.destQp = 0x11;
-        h.psn = 7;
-        h.rethVa = 0x1000;
-        h.rethRkey = 0x42;
-        h.rethDmaLengthBytes = 1001;
         return h;
     }
 

@@ -46,7 +46,17 @@ public final class TcpBaseline {
     }
 
     /** Half round-trip latencies in ns. */
-    public record Latency(long iterations, long p50Ns, long p99Ns, long p999Ns, long maxNs) {}
+    public record Latency(long iterations, long p50Ns, long p99Ns, long p999Ns, long maxNs) {
+        /** The percentiles of {@code iterations} half round trips recorded in {@code histogram}. */
+        static Latency of(long iterations, Histogram histogram) {
+            return new Latency(
+                    iterations,
+                    histogram.getValueAtPercentile(50),
+                    histogram.getValueAtPercentile(99),
+                    histogram.getValueAtPercentile(99.9),
+                    histogram.getMaxValue());
+        }
+    }
 
     private TcpBaseline() {}
 
@@ -136,12 +146,7 @@ public final class TcpBaseline {
             if (failure.get() != null) {
                 throw new IllegalStateException("TCP echo failed", failure.get());
             }
-            return new Latency(
-                    done,
-                    histogram.getValueAtPercentile(50),
-                    histogram.getValueAtPercentile(99),
-                    histogram.getValueAtPercentile(99.9),
-                    histogram.getMaxValue());
+            return Latency.of(done, histogram);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -190,12 +195,7 @@ public final class TcpBaseline {
             if (failure.get() != null) {
                 throw new IllegalStateException("UDP echo failed", failure.get());
             }
-            return new Latency(
-                    done,
-                    histogram.getValueAtPercentile(50),
-                    histogram.getValueAtPercentile(99),
-                    histogram.getValueAtPercentile(99.9),
-                    histogram.getMaxValue());
+            return Latency.of(done, histogram);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
