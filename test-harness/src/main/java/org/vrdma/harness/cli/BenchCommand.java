@@ -416,26 +416,11 @@ final class BenchCommand implements Callable<Integer> {
         return hostA ? lab.onA(own) : lab.onB(own);
     }
 
-    /**
-     * Both hosts' underlay counters: datagrams sent, GSO sends, flushes, datagrams received, read
-     * bursts, {@code recvmmsg} calls, datagrams sent with their payload from memory, {@code sendmmsg} calls.
-     */
+    /** Both hosts' {@link NettyUnderlay#dataPathCounters()} added up. */
     private static long[] underlayCounters(RealTimeTwoHostLab lab) {
         long[] sum = new long[8];
         for (VSwitchHost h : new VSwitchHost[] {lab.hostA(), lab.hostB()}) {
-            long[] c = h.call(vs -> {
-                NettyUnderlay u = h.underlay();
-                return new long[] {
-                    u.datagramsSent(),
-                    u.gsoSends(),
-                    u.flushes(),
-                    u.datagramsReceived(),
-                    u.readBursts(),
-                    u.receiveCalls(),
-                    u.deferredPayloads(),
-                    u.sendCalls()
-                };
-            });
+            long[] c = h.call(vs -> h.underlay().dataPathCounters());
             for (int i = 0; i < sum.length; i++) {
                 sum[i] += c[i];
             }

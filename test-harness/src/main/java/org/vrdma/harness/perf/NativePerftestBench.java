@@ -45,9 +45,10 @@ public final class NativePerftestBench implements AutoCloseable {
      * @param doorbellsPerWrite doorbells the applications rang (each a system call and a wake-up)
      * @param futexWakesPerWrite {@code FUTEX_WAKE} calls of the vNICs for an application asleep on a
      *     completion ring (each a system call on an event loop and a wake-up)
-     * @param underlay both hosts' underlay per WRITE: datagrams sent, GSO sends, flushes, datagrams
-     *     received, read bursts, {@code recvmmsg} calls, datagrams sent with their payload from the
-     *     memory region (as {@code RealTimeHost.underlayCounters})
+     * @param underlay both hosts' underlay per WRITE, in the order of {@code
+     *     NettyUnderlay.dataPathCounters()} (datagrams sent, GSO sends, flushes, datagrams received,
+     *     read bursts, {@code recvmmsg} calls, datagrams sent with their payload from the memory
+     *     region, {@code sendmmsg} calls)
      * @param acksPerWrite ACKs both transports sent per WRITE
      * @param retransmitted packets both transports sent again over the run
      * @param timeouts retransmission timeouts of both transports over the run

@@ -274,23 +274,9 @@ public final class RealTimeHost implements AutoCloseable {
         return c;
     }
 
-    /**
-     * The underlay's counters: datagrams sent, GSO sends, flushes, datagrams received, read bursts,
-     * {@code recvmmsg} calls.
-     */
+    /** The underlay's {@link org.vrdma.vswitch.udp.NettyUnderlay#dataPathCounters()}. */
     public long[] underlayCounters() {
-        return call(() -> {
-            var u = host.underlay();
-            return new long[] {
-                u.datagramsSent(),
-                u.gsoSends(),
-                u.flushes(),
-                u.datagramsReceived(),
-                u.readBursts(),
-                u.receiveCalls(),
-                u.deferredPayloads()
-            };
-        });
+        return call(() -> host.underlay().dataPathCounters());
     }
 
     /**

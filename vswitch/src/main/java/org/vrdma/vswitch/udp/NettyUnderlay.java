@@ -797,6 +797,24 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return deferredPayloads;
     }
 
+    /**
+     * The data-path counters the benchmarks read, in this order: datagrams sent, GSO sends, flushes,
+     * datagrams received, read bursts, {@code recvmmsg} calls, datagrams sent with their payload from
+     * memory, {@code sendmmsg} calls. Read on the underlay's loop.
+     */
+    public long[] dataPathCounters() {
+        return new long[] {
+            datagramsSent(),
+            gsoSends(),
+            flushes(),
+            datagramsReceived(),
+            readBursts(),
+            receiveCalls(),
+            deferredPayloads(),
+            sendCalls()
+        };
+    }
+
     /** Frames handed out in the arena that were not sent in turn (dropped, queued, delivered locally). */
     public long abandonedReservations() {
         return abandonedReservations;
