@@ -171,6 +171,8 @@ final class BenchCommand implements Callable<Integer> {
             TransportCounters before = lab.transportCounters();
             long cpuA0 = loopCpuNs(lab, true);
             long cpuB0 = loopCpuNs(lab, false);
+            long waitA0 = loopRunQueueNs(lab, true);
+            long waitB0 = loopRunQueueNs(lab, false);
             long cpu0 = cpuA0 + cpuB0;
             long wall0 = System.nanoTime();
             long alloc0 = loopAllocatedBytes(lab);
@@ -181,6 +183,8 @@ final class BenchCommand implements Callable<Integer> {
             long wallNs = System.nanoTime() - wall0;
             long cpuA1 = loopCpuNs(lab, true);
             long cpuB1 = loopCpuNs(lab, false);
+            long waitA1 = loopRunQueueNs(lab, true);
+            long waitB1 = loopRunQueueNs(lab, false);
             long cpu1 = cpuA1 + cpuB1;
             long alloc1 = loopAllocatedBytes(lab);
             long[] u1 = underlayCounters(lab);
@@ -215,11 +219,11 @@ final class BenchCommand implements Callable<Integer> {
             cpuPerRoundTripUs = (cpu2 - cpu1) / 1e3 / Math.max(1, rdmaLat.iterations());
             long writes = Math.max(1, rdmaBw.iterations());
             cpuSplit = String.format(
-                    "sender's loop %.1f us (busy %.0f%% of the run), receiver's %.1f us (busy %.0f%%)",
+                    "sender's loop %.1f us (of the run: ran %s), receiver's %.1f us (ran %s)",
                     (cpuA1 - cpuA0) / 1e3 / writes,
-                    100.0 * (cpuA1 - cpuA0) / Math.max(1, wallNs),
+                    shares(cpuA1 - cpuA0, waitA1 - waitA0, waitA0 < 0, wallNs),
                     (cpuB1 - cpuB0) / 1e3 / writes,
-                    100.0 * (cpuB1 - cpuB0) / Math.max(1, wallNs));
+                    shares(cpuB1 - cpuB0, waitB1 - waitB0, waitB0 < 0, wallNs));
             counters = minus(lab.transportCounters(), before);
             if (!noPerftest && !latencyOnly) {
                 // Rounds of the native path interleaved with the Java path's, on this lab while it is warm.
@@ -391,6 +395,42 @@ final class BenchCommand implements Callable<Integer> {
         return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
                 ? Math.max(0, os.getProcessCpuTime())
                 : 0;
+    }
+
+    /**
+     * A loop's share of the run: running, waiting for a core while runnable, and the rest asleep
+     * (waiting for work: the peer's datagrams, an ACK, a timer). The last is what the two loops'
+     * pipeline leaves idle; the second is what other threads on the machine took.
+     */
+    private static String shares(long cpuNs, long runQueueNs, boolean noRunQueue, long wallNs) {
+        double wall = Math.max(1, wallNs);
+        if (noRunQueue) {
+            return String.format("%.0f%%", 100 * cpuNs / wall);
+        }
+        return String.format(
+                "%.0f%%, waited for a core %.0f%%, asleep %.0f%%",
+                100 * cpuNs / wall, 100 * runQueueNs / wall, Math.max(0, 100 * (wallNs - cpuNs - runQueueNs) / wall));
+    }
+
+    /**
+     * Time host A's or host B's event-loop thread has spent runnable but waiting for a core, from
+     * {@code /proc/thread-self/schedstat}; -1 where there is none.
+     */
+    private static long loopRunQueueNs(RealTimeTwoHostLab lab, boolean hostA) {
+        java.util.function.Supplier<Long> own = BenchCommand::threadRunQueueNs;
+        return hostA ? lab.onA(own) : lab.onB(own);
+    }
+
+    /** The calling thread's time waiting on a run queue (ns), -1 where unknown. */
+    static long threadRunQueueNs() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/thread-self/schedstat"))
+                    .trim()
+                    .split(" ");
+            return f.length >= 2 ? Long.parseLong(f[1]) : -1;
+        } catch (IOException | RuntimeException e) {
+            return -1; // not Linux, or no scheduler statistics
+        }
     }
 
     /** Heap bytes allocated by both hosts' event-loop threads, 0 where unsupported. */

@@ -55,8 +55,15 @@ class BenchCommandTest {
                 .containsPattern("vRDMA context switches of both event loops per round trip: [0-9.]+ voluntary"
                         + " \\(sleeps\\), [0-9.]+ involuntary \\(preemptions\\)");
         assertThat(text)
-                .containsPattern("CPU .*: [0-9.]+ us per 8192 B WRITE \\(sender's loop [0-9.]+ us \\(busy \\d+% of the"
-                        + " run\\), receiver's [0-9.]+ us \\(busy \\d+%\\)\\), [0-9.]+ us per round trip");
+                .containsPattern(
+                        "CPU .*: [0-9.]+ us per 8192 B WRITE \\(sender's loop [0-9.]+ us \\(of the run: ran \\d+%"
+                                + "(, waited for a core \\d+%, asleep \\d+%)?\\), receiver's [0-9.]+ us \\(ran \\d+%"
+                                + "(, waited for a core \\d+%, asleep \\d+%)?\\)\\), [0-9.]+ us per round trip");
+        // Where the kernel keeps scheduler statistics, each loop's idle time is split by cause.
+        if (java.nio.file.Files.exists(java.nio.file.Path.of("/proc/thread-self/schedstat"))) {
+            assertThat(text)
+                    .containsPattern("receiver's [0-9.]+ us \\(ran \\d+%, waited for a core \\d+%, asleep \\d+%\\)");
+        }
         // Kernel TCP's CPU per message, next to the event loops' per WRITE.
         assertThat(text)
                 .containsPattern("kernel TCP CPU \\(writer \\+ reader threads, user\\+system\\): [0-9.]+ us per 8192 B"
