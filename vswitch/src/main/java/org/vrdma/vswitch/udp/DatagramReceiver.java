@@ -306,6 +306,9 @@ final class DatagramReceiver implements EpollIoHandle {
                 // recvmmsg stops at the first EAGAIN: the socket was empty.
                 return end(datagrams);
             }
+            // The burst goes on: what these datagrams made the switch send (the ACKs the peer's
+            // window waits for) leaves now, not after the socket has been drained.
+            underlay.onReadCallComplete();
         }
         if (!readQueued) {
             readQueued = true;

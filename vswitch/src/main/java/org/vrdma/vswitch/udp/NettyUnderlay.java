@@ -621,6 +621,9 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     }
 
     private void flushTask() {
+        if (!flushScheduled) {
+            return; // flushed since it was queued (inside a read burst); a later send queued another
+        }
         // Flushed here, never deferred by re-queuing this task: a re-queued flush was seen not to
         // run (a 1 MiB READ's 256 responses stayed in the channel's outbound buffer while the loop
         // slept in epoll_wait), and every later send only wrote behind the stuck flag.
@@ -706,6 +709,19 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         onReadBurstComplete();
+    }
+
+    /**
+     * A full {@code recvmmsg} inside a read burst that goes on: what the datagrams made the switch
+     * send is flushed now. Flushed only at the end of the burst, a receiver's ACKs waited until it
+     * had drained the socket, which held the sender's whole window (it sends what the window allows
+     * in one flush, and the ACKs opened the whole window at once): the two loops took turns moving
+     * one window each way instead of working at the same time.
+     */
+    void onReadCallComplete() {
+        if (batchOpen || reserved || (sender != null && sender.queuedMessages() > 0)) {
+            flushNow();
+        }
     }
 
     /** The end of a read burst that delivered at least one datagram. */
