@@ -77,7 +77,13 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     public static final long SHORT_GAPS_WINDOW_NS = 1_000_000;
 
     public static final long MIN_BACKOFF_NS = 10_000_000;
-    public static final long MAX_BACKOFF_NS = 640_000_000;
+    /**
+     * The longest back-off. It ends in a spin that either loses its core again (one hop delayed by a
+     * scheduler slice, and the next back-off) or finds datagrams, which shorten the back-offs again:
+     * so this bounds how long a loop keeps sleeping after the load that made it back off is gone. It
+     * was 640 ms, which outlasted whole latency runs; {@code -Dvrdma.busyPoll.maxBackoffMs} sets it.
+     */
+    public static final long MAX_BACKOFF_NS = Long.getLong("vrdma.busyPoll.maxBackoffMs", 80) * 1_000_000;
 
     /**
      * The back-off starts again from its minimum when the loop spun this long after the last back-off
