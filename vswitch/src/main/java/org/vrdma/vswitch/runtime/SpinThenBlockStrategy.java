@@ -76,7 +76,13 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     /** Two short gaps this close together mean the core is contended, not just visited. */
     public static final long SHORT_GAPS_WINDOW_NS = 1_000_000;
 
-    public static final long MIN_BACKOFF_NS = 10_000_000;
+    /**
+     * The shortest back-off, and the first after a quiet period. A lone lost core (under load, one
+     * every few tens of milliseconds per loop even while the spins find most datagrams) then costs
+     * a few milliseconds of sleeping hops, not ten; recurring losses still double it. It was 10 ms;
+     * {@code -Dvrdma.busyPoll.minBackoffMs} sets it.
+     */
+    public static final long MIN_BACKOFF_NS = Long.getLong("vrdma.busyPoll.minBackoffMs", 2) * 1_000_000;
     /**
      * The longest back-off. It ends in a spin that either loses its core again (one hop delayed by a
      * scheduler slice, and the next back-off) or finds datagrams, which shorten the back-offs again:
