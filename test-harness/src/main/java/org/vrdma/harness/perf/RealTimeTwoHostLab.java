@@ -130,7 +130,7 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         // A task on each loop orders its earlier counter updates before these reads.
         onA(() -> null);
         onB(() -> null);
-        long[] sum = new long[11];
+        long[] sum = new long[13];
         for (SpinThenBlockStrategy s : spinStrategies) {
             sum[0] += s.spinPolls();
             sum[1] += s.spinHits();
@@ -139,6 +139,8 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
             sum[4] += s.expiredSpins();
             sum[5] += s.backoffTotalNs();
             sum[10] += s.shortGaps();
+            sum[11] += s.backoffServedNs();
+            sum[12] += s.backoffDecays();
             long[] gaps = s.backoffGaps();
             for (int i = 0; i < gaps.length; i++) {
                 sum[6 + i] += gaps[i];

@@ -112,7 +112,21 @@ public final class TcpBaseline {
      * ones until {@code durationNs} passes or {@code maxIterations} are done.
      */
     public static Latency latency(int sizeBytes, long warmupIterations, long durationNs, long maxIterations) {
+        return latency(sizeBytes, warmupIterations, durationNs, maxIterations, false);
+    }
+
+    /**
+     * As {@link #latency(int, long, long, long)}; with {@code busyPoll} both ends poll non-blocking
+     * sockets instead of blocking in the read, yielding the core after each empty read, as the
+     * overlay's event loops poll while they spin (without their back-off: they never sleep).
+     */
+    public static Latency latency(
+            int sizeBytes, long warmupIterations, long durationNs, long maxIterations, boolean busyPoll) {
         try (Pair pair = Pair.open()) {
+            if (busyPoll) {
+                pair.client.configureBlocking(false);
+                pair.server.configureBlocking(false);
+            }
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread echo = Thread.ofPlatform().name("tcp-lat-echo").start(() -> {
                 ByteBuffer buf = ByteBuffer.allocateDirect(sizeBytes);
@@ -130,7 +144,9 @@ public final class TcpBaseline {
             ByteBuffer out = ByteBuffer.allocateDirect(sizeBytes);
             ByteBuffer in = ByteBuffer.allocateDirect(sizeBytes);
             Histogram histogram = new Histogram(3_600_000_000_000L, 3);
-            for (long i = 0; i < warmupIterations; i++) {
+            // The warm-up is bounded in time too: a polling pair that loses its cores may crawl.
+            long warmupDeadline = System.nanoTime() + durationNs;
+            for (long i = 0; i < warmupIterations && System.nanoTime() - warmupDeadline < 0; i++) {
                 roundTrip(pair.client, out, in);
             }
             long deadline = System.nanoTime() + durationNs;
@@ -265,8 +281,13 @@ public final class TcpBaseline {
 
     private static boolean readFully(SocketChannel ch, ByteBuffer buf) throws IOException {
         while (buf.hasRemaining()) {
-            if (ch.read(buf) < 0) {
+            int n = ch.read(buf);
+            if (n < 0) {
                 return false;
+            }
+            if (n == 0) {
+                // A non-blocking end polling: let a thread waiting for this core (the peer) run first.
+                Thread.yield();
             }
         }
         return true;

@@ -41,8 +41,9 @@ class BenchCommandTest {
                         "vRDMA busy polling \\(both loops\\): 100 us per loop; per round trip [0-9.]+ datagrams"
                                 + " found while polling \\([0-9.]+ read directly, without epoll\\), [0-9.]+ empty polls,"
                                 + " [0-9.]+ spins ran out \\(the loop slept\\); \\d+ polls cut short .*gaps <100 us \\d+,"
-                                + " <300 us \\d+, <1 ms \\d+, longer \\d+\\), back-offs \\d+ ms of the run's \\d+ ms per"
-                                + " loop; \\d+ short gaps");
+                                + " <300 us \\d+, <1 ms \\d+, longer \\d+\\), backed off \\d+ ms of the run's \\d+ ms per"
+                                + " loop \\(back-offs begun: \\d+ ms\\), back-off halved \\d+ times after hits without a"
+                                + " lost core; \\d+ short gaps");
         assertThat(text).containsPattern("per WRITE [0-9.]+ datagrams .*[0-9.]+ read bursts, [0-9.]+ recvmmsg calls");
         // The kernel's UDP floors in the same run, and what the loops' scheduling did per round trip.
         assertThat(text)
@@ -51,6 +52,11 @@ class BenchCommandTest {
                                 + " p50 [0-9.]+ us \\(p99 [0-9.]+, \\d+ round trips\\); through epoll as an event loop"
                                 + " \\(epoll_wait, read, write per hop\\) p50 [0-9.]+ us \\(p99 [0-9.]+, \\d+ round trips\\);"
                                 + " vRDMA/epoll floor p50 [0-9.]+x, TCP/epoll floor [0-9.]+x");
+        assertThat(text)
+                .containsPattern(
+                        "kernel TCP ping-pong polling as the loops do \\(non-blocking reads, a yield after each"
+                                + " empty read, no back-off; the table's TCP blocks in its reads\\): p50 [0-9.]+ us \\(p99"
+                                + " [0-9.]+, [1-9]\\d* round trips\\); vRDMA/polling TCP p50 [0-9.]+x");
         assertThat(text)
                 .containsPattern("vRDMA context switches of both event loops per round trip: [0-9.]+ voluntary"
                         + " \\(sleeps\\), [0-9.]+ involuntary \\(preemptions\\)");

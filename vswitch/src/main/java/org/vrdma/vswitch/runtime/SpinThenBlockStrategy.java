@@ -29,9 +29,13 @@ import java.util.function.Supplier;
  * #PREEMPTED_GAP_NS} within {@link #SHORT_GAPS_WINDOW_NS}, mean other threads want the core (a lone
  * short gap is a thread that ran briefly, and is only counted), and the loop then blocks at once for
  * a back-off period: {@link #MIN_BACKOFF_NS}, doubling
- * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, back to the minimum after
- * {@link #QUIET_NS} of spinning without one. On a loaded machine the loop therefore mostly sleeps as it would
- * without polling; on an idle one it polls.
+ * while such gaps keep recurring, up to {@link #MAX_BACKOFF_NS}, halved again after every {@link
+ * #DECAY_HITS} datagrams the spin found without losing its core in between, and back to the minimum
+ * after {@link #QUIET_NS} of spinning without a lost core. So the back-off settles where losing the
+ * core is rare next to what the spin finds: on a loaded machine the loop mostly sleeps as it would
+ * without polling; on an idle one it polls; in between it polls for the stretches the scheduler lets
+ * it, and recovers from a burst of load within a few hundred hops instead of only after a quiet
+ * {@link #QUIET_NS}.
  *
  * <p><b>Direct polls.</b> When the loop's thread has {@link LoopPollers} (the underlay receivers of
  * the hosts on it), the spin calls them instead of {@code epoll_wait(0)}: a datagram costs the one
@@ -72,8 +76,20 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     /** Two short gaps this close together mean the core is contended, not just visited. */
     public static final long SHORT_GAPS_WINDOW_NS = 1_000_000;
 
-    public static final long MIN_BACKOFF_NS = 10_000_000;
-    public static final long MAX_BACKOFF_NS = 640_000_000;
+    /**
+     * The shortest back-off, and the first after a quiet period. A lone lost core (under load, one
+     * every few tens of milliseconds per loop even while the spins find most datagrams) then costs
+     * a few milliseconds of sleeping hops, not ten; recurring losses still double it. It was 10 ms;
+     * {@code -Dvrdma.busyPoll.minBackoffMs} sets it.
+     */
+    public static final long MIN_BACKOFF_NS = Long.getLong("vrdma.busyPoll.minBackoffMs", 2) * 1_000_000;
+    /**
+     * The longest back-off. It ends in a spin that either loses its core again (one hop delayed by a
+     * scheduler slice, and the next back-off) or finds datagrams, which shorten the back-offs again:
+     * so this bounds how long a loop keeps sleeping after the load that made it back off is gone. It
+     * was 640 ms, which outlasted whole latency runs; {@code -Dvrdma.busyPoll.maxBackoffMs} sets it.
+     */
+    public static final long MAX_BACKOFF_NS = Long.getLong("vrdma.busyPoll.maxBackoffMs", 80) * 1_000_000;
 
     /**
      * The back-off starts again from its minimum when the loop spun this long after the last back-off
@@ -82,12 +98,27 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     public static final long QUIET_NS = 100_000_000L;
 
     /**
+     * Datagrams found by a spin, without a lost core in between, that halve the next back-off (down
+     * to {@link #MIN_BACKOFF_NS}). One back-off doubles it, so the back-off shrinks while the loop
+     * loses its core less than once per this many hits and grows while it loses it more often: a
+     * lost core delays one hop by a scheduler slice, a hit saves a wake-up on every hop.
+     */
+    public static final int DECAY_HITS = 128;
+
+    /**
+     * {@code -Dvrdma.busyPoll.decay=false} keeps the back-off at its length until {@link #QUIET_NS}
+     * of spinning without a lost core, as before hits shortened it (to compare the two).
+     */
+    static final boolean DECAY = !"false".equals(System.getProperty("vrdma.busyPoll.decay"));
+
+    /**
      * While the loop polls its sockets directly, every this many empty direct polls it also asks
      * epoll (for its other descriptors).
      */
     public static final int DIRECT_POLLS_PER_SELECT = 8;
 
     private final long spinNs;
+    private final boolean decay;
     private final LongSupplier clock;
     private final Runnable yield;
     private final Supplier<LoopPollers> pollersOfThisThread;
@@ -103,10 +134,18 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     private long lastPollNs;
     private long backoffNs = MIN_BACKOFF_NS;
     private long backoffUntilNs;
+    private long backoffStartNs;
+    /** Back-off time of the back-offs that ended, up to their end. */
+    private long backoffServedNs;
+
     private long lastPreemptedNs;
     private long lastBackoffNs;
     private boolean preemptedBefore;
     private boolean backingOff;
+    /** Hits since the last lost core or the last halving of the back-off. */
+    private int cleanHits;
+
+    private long decays;
 
     private long spinPolls;
     private long spinHits;
@@ -133,7 +172,14 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
      * the loop's thread.
      */
     SpinThenBlockStrategy(long spinNs, LongSupplier clock, Runnable yield, Supplier<LoopPollers> pollers) {
+        this(spinNs, clock, yield, pollers, DECAY);
+    }
+
+    /** As above, with the back-off's decay on or off ({@link #DECAY_HITS}), for tests. */
+    SpinThenBlockStrategy(
+            long spinNs, LongSupplier clock, Runnable yield, Supplier<LoopPollers> pollers, boolean decay) {
         this.spinNs = spinNs;
+        this.decay = decay;
         this.clock = clock;
         this.yield = yield;
         this.pollersOfThisThread = pollers;
@@ -148,6 +194,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
                 return SelectStrategy.SELECT;
             }
             backingOff = false;
+            backoffServedNs += backoffUntilNs - backoffStartNs;
         }
         if (pollers == null) {
             pollers = pollersOfThisThread.get();
@@ -160,11 +207,16 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         if (ready > 0 || hasTasks) {
             if (idle && ready > 0) {
                 spinHits++;
+                boolean lost = false;
                 if (!hasTasks && !handledSinceLastPoll) {
                     long nowNs = clock.getAsLong();
                     if (nowNs - lastPollNs > PREEMPTED_HIT_GAP_NS) {
                         backOff(nowNs, nowNs - lastPollNs);
+                        lost = true;
                     }
+                }
+                if (!lost) {
+                    onCleanHit();
                 }
             }
             idle = false;
@@ -223,6 +275,7 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
             directHits++;
             handledSinceLastPoll = true;
             readSinceLastPoll = true;
+            onCleanHit();
             return SelectStrategy.CONTINUE;
         }
         long gapNs = nowNs - lastPollNs;
@@ -268,9 +321,22 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         return again;
     }
 
+    /** A spin found datagrams without losing its core: every {@link #DECAY_HITS} of them halve the next back-off. */
+    private void onCleanHit() {
+        if (!decay || ++cleanHits < DECAY_HITS) {
+            return;
+        }
+        cleanHits = 0;
+        if (backoffNs > MIN_BACKOFF_NS) {
+            backoffNs = Math.max(MIN_BACKOFF_NS, backoffNs / 2);
+            decays++;
+        }
+    }
+
     /** Lost the core while spinning: sleep instead, for a while; longer each time unless the last time was long ago. */
     private int backOff(long nowNs, long gapNs) {
         preemptedSpins++;
+        cleanHits = 0;
         gaps[gapNs < 100_000 ? 0 : gapNs < 300_000 ? 1 : gapNs < 1_000_000 ? 2 : 3]++;
         idle = false;
         if (!preemptedBefore || nowNs - lastPreemptedNs > lastBackoffNs + QUIET_NS) {
@@ -279,7 +345,12 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
         preemptedBefore = true;
         lastPreemptedNs = nowNs;
         lastBackoffNs = backoffNs;
+        if (backingOff) {
+            // Tasks ran during a back-off and a spin lost its core again: the old one ends here.
+            backoffServedNs += Math.min(nowNs, backoffUntilNs) - backoffStartNs;
+        }
         backingOff = true;
+        backoffStartNs = nowNs;
         backoffUntilNs = nowNs + backoffNs;
         backoffTotalNs += backoffNs;
         backoffNs = Math.min(MAX_BACKOFF_NS, backoffNs * 2);
@@ -337,6 +408,28 @@ public final class SpinThenBlockStrategy implements SelectStrategy {
     /** Back-off periods started so far, summed: time the loop blocked without polling. */
     public long backoffTotalNs() {
         return backoffTotalNs;
+    }
+
+    /**
+     * Time spent backing off so far, the current back-off up to now included (read the loop's clock;
+     * unlike {@link #backoffTotalNs()}, a back-off begun before a measurement counts only from its
+     * start on).
+     */
+    public long backoffServedNs() {
+        if (!backingOff) {
+            return backoffServedNs;
+        }
+        return backoffServedNs + Math.min(clock.getAsLong(), backoffUntilNs) - backoffStartNs;
+    }
+
+    /** Times the next back-off was halved after {@link #DECAY_HITS} hits without a lost core. */
+    public long backoffDecays() {
+        return decays;
+    }
+
+    /** How long the next back-off will last, if the loop loses its core before the back-off decays or resets. */
+    public long nextBackoffNs() {
+        return backoffNs;
     }
 
     /** Whether the loop currently blocks without polling, after a preempted spin. */

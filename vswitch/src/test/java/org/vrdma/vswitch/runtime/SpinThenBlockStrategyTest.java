@@ -311,4 +311,132 @@ class SpinThenBlockStrategyTest {
         assertThat(polls - pollsBeforeTurn).as("epoll asked before blocking").isEqualTo(1);
         assertThat(direct.preemptedSpins()).isEqualTo(1);
     }
+
+    /** One ping-pong hop found by the spin: an empty poll, then the datagram 10 µs later. */
+    private static void hit(SpinThenBlockStrategy s, long[] clock) throws Exception {
+        clock[0] += 1_000;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.CONTINUE);
+        clock[0] += 10_000;
+        assertThat(s.calculateStrategy(() -> 1, false)).isEqualTo(1);
+    }
+
+    /** The spin loses its core for a scheduler slice; returns the back-off that starts. */
+    private static long lose(SpinThenBlockStrategy s, long[] clock) throws Exception {
+        long before = s.backoffTotalNs();
+        clock[0] += 1_000;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.CONTINUE);
+        clock[0] += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.SELECT);
+        long backoffNs = s.backoffTotalNs() - before;
+        // Sleeps through the back-off; an event then wakes the loop.
+        clock[0] += backoffNs;
+        assertThat(s.calculateStrategy(() -> 1, false)).isEqualTo(1);
+        return backoffNs;
+    }
+
+    /**
+     * The back-off recovers while the spin keeps finding datagrams: every DECAY_HITS hits without a
+     * lost core halve the next back-off, well before a quiet period would reset it; a lost core in
+     * between starts the count again. With the decay off the back-off stays at its length.
+     */
+    @Test
+    void hitsWithoutALostCoreHalveTheNextBackOff() throws Exception {
+        long[] clock = {nowNs};
+        SpinThenBlockStrategy s = new SpinThenBlockStrategy(SPIN_NS, () -> clock[0], () -> {}, LoopPollers::new, true);
+        long min = SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        assertThat(SpinThenBlockStrategy.MAX_BACKOFF_NS).isGreaterThanOrEqualTo(8 * min);
+        assertThat(lose(s, clock)).isEqualTo(min);
+        assertThat(lose(s, clock)).isEqualTo(2 * min);
+        assertThat(s.nextBackoffNs()).isEqualTo(4 * min);
+
+        // One short of the count, a lost core: no decay, and the count starts again.
+        for (int i = 0; i < SpinThenBlockStrategy.DECAY_HITS - 1; i++) {
+            hit(s, clock);
+        }
+        assertThat(lose(s, clock)).isEqualTo(4 * min);
+        for (int i = 0; i < SpinThenBlockStrategy.DECAY_HITS - 1; i++) {
+            hit(s, clock);
+        }
+        assertThat(s.backoffDecays()).isZero();
+        assertThat(s.nextBackoffNs()).isEqualTo(8 * min);
+
+        // The count reached: halved, and halved again per further count, down to the minimum.
+        hit(s, clock);
+        assertThat(s.backoffDecays()).isEqualTo(1);
+        assertThat(s.nextBackoffNs()).isEqualTo(4 * min);
+        for (int i = 0; i < 10 * SpinThenBlockStrategy.DECAY_HITS; i++) {
+            hit(s, clock);
+        }
+        assertThat(s.nextBackoffNs()).isEqualTo(min);
+        assertThat(s.backoffDecays()).isEqualTo(3);
+        // The hits took far less than the quiet period that would have reset it.
+        assertThat(11L * SpinThenBlockStrategy.DECAY_HITS * 11_000).isLessThan(SpinThenBlockStrategy.QUIET_NS);
+        assertThat(lose(s, clock)).isEqualTo(min);
+        assertThat(s.preemptedSpins()).isEqualTo(4);
+        // Back-offs served, each to its end; one under way counts up to now.
+        assertThat(s.backoffServedNs()).isEqualTo(s.backoffTotalNs()).isEqualTo(8 * min);
+        clock[0] += 1_000;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.CONTINUE);
+        clock[0] += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.SELECT);
+        clock[0] += min / 2;
+        assertThat(s.backoffServedNs()).isEqualTo(8 * min + min / 2);
+        // (This one doubled: it came soon after the last.)
+        assertThat(s.backoffTotalNs()).isEqualTo(10 * min);
+
+        // The same history without the decay keeps the back-off where the losses left it.
+        clock[0] = nowNs;
+        SpinThenBlockStrategy fixed =
+                new SpinThenBlockStrategy(SPIN_NS, () -> clock[0], () -> {}, LoopPollers::new, false);
+        lose(fixed, clock);
+        lose(fixed, clock);
+        for (int i = 0; i < 4 * SpinThenBlockStrategy.DECAY_HITS; i++) {
+            hit(fixed, clock);
+        }
+        assertThat(fixed.backoffDecays()).isZero();
+        assertThat(lose(fixed, clock)).isEqualTo(4 * min);
+    }
+
+    /** Back-offs double while the core keeps being lost, up to MAX_BACKOFF_NS and no further. */
+    @Test
+    void theBackOffStopsGrowingAtItsMaximum() throws Exception {
+        long[] clock = {nowNs};
+        SpinThenBlockStrategy s = new SpinThenBlockStrategy(SPIN_NS, () -> clock[0], () -> {}, LoopPollers::new, true);
+        long expected = SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        for (int i = 0; i < 12; i++) {
+            assertThat(lose(s, clock)).as("back-off %d", i).isEqualTo(expected);
+            expected = Math.min(SpinThenBlockStrategy.MAX_BACKOFF_NS, 2 * expected);
+        }
+        assertThat(s.nextBackoffNs()).isEqualTo(SpinThenBlockStrategy.MAX_BACKOFF_NS);
+    }
+
+    /** Datagrams read directly while spinning count as hits for the decay too. */
+    @Test
+    void directReadsDecayTheBackOff() throws Exception {
+        LoopPollers pollers = new LoopPollers();
+        int[] socket = {0};
+        pollers.add(() -> {
+            int n = socket[0];
+            socket[0] = 0;
+            return n;
+        });
+        long[] clock = {nowNs};
+        SpinThenBlockStrategy s = new SpinThenBlockStrategy(SPIN_NS, () -> clock[0], () -> {}, () -> pollers, true);
+        io.netty.util.IntSupplier select = () -> 0;
+        assertThat(s.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        clock[0] += SpinThenBlockStrategy.SLICE_GAP_NS + 1;
+        assertThat(s.calculateStrategy(() -> 0, false)).isEqualTo(SelectStrategy.SELECT);
+        assertThat(s.nextBackoffNs()).isEqualTo(2 * SpinThenBlockStrategy.MIN_BACKOFF_NS);
+        clock[0] += SpinThenBlockStrategy.MIN_BACKOFF_NS;
+        assertThat(s.calculateStrategy(() -> 1, false)).isEqualTo(1);
+        assertThat(s.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        for (int i = 0; i < SpinThenBlockStrategy.DECAY_HITS; i++) {
+            clock[0] += 10_000;
+            socket[0] = 1;
+            assertThat(s.calculateStrategy(select, false)).isEqualTo(SelectStrategy.CONTINUE);
+        }
+        assertThat(s.directHits()).isEqualTo(SpinThenBlockStrategy.DECAY_HITS);
+        assertThat(s.backoffDecays()).isEqualTo(1);
+        assertThat(s.nextBackoffNs()).isEqualTo(SpinThenBlockStrategy.MIN_BACKOFF_NS);
+    }
 }
