@@ -69,6 +69,14 @@ public interface CongestionControl {
     default void onTimeout(long nowNs) {}
 
     /**
+     * The last {@link #onTimeout} was spurious: the packet it resent had arrived (the receiver
+     * answered the resent copy as a duplicate after the original's acknowledgement), so it was a
+     * delay spike, not a loss. An algorithm that cut its rate or window on the timeout restores
+     * it (the Eifel response, RFC 4015); the default keeps the reaction.
+     */
+    default void onSpuriousTimeout(long nowNs) {}
+
+    /**
      * The transport sent packets again without a loss signal: a tail-loss probe after a quiet
      * round trip (the loss is not confirmed; the packets may still be on their way), or holes found
      * lost because a packet sent after them arrived. No reaction to congestion is due, but the

@@ -50,6 +50,9 @@ public final class Swift implements CongestionControl {
     private long rttNs;
     private long lastDecreaseNs = Long.MIN_VALUE / 2;
     private int consecutiveTimeouts;
+    /** cwnd before the first of the current run of timeouts, restored if they prove spurious. */
+    private double cwndBeforeTimeouts;
+
     private int hops;
     private long cachedWindowBytes;
     private long cachedRateBps;
@@ -120,6 +123,9 @@ public final class Swift implements CongestionControl {
     @Override
     public void onTimeout(final long nowNs) {
         sendTimes.onTimeout();
+        if (consecutiveTimeouts == 0) {
+            cwndBeforeTimeouts = cwnd;
+        }
         if (++consecutiveTimeouts >= RETX_RESET_THRESHOLD) {
             cwnd = config.minCwnd;
             lastDecreaseNs = nowNs;
@@ -127,6 +133,20 @@ public final class Swift implements CongestionControl {
         } else {
             multiplicativeDecrease(nowNs);
         }
+    }
+
+    /**
+     * Undoes the timeouts' decrease (as Linux undoes a spurious RTO's cwnd reduction): the resent
+     * packet had arrived, the timeout was a delay spike that the delay signal already answers.
+     */
+    @Override
+    public void onSpuriousTimeout(final long nowNs) {
+        if (cwndBeforeTimeouts > cwnd) {
+            cwnd = clamp(cwndBeforeTimeouts);
+            publish();
+        }
+        cwndBeforeTimeouts = 0;
+        consecutiveTimeouts = 0;
     }
 
     /**

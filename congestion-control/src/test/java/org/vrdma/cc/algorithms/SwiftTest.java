@@ -109,4 +109,25 @@ class SwiftTest {
         assertThat(cc.cwndPackets()).as("5 µs is below the target: increase").isGreaterThan(cwnd0);
         assertThat(cc.rateBps()).as("pacing interval from the 5 µs RTT").isGreaterThan((long) (MTU * 8e9 / gapNs));
     }
+
+    @Test
+    void aSpuriousTimeoutUndoesTheTimeoutsCuts() {
+        final Swift cc = new Swift(FLOW, new Swift.Config());
+        final double cwnd0 = cc.cwndPackets();
+        final long rate0 = cc.rateBps();
+        // Two timeouts in a row (a delay spike past the RTO, nothing lost): each halves cwnd.
+        cc.onTimeout(1_000_000);
+        cc.onTimeout(2_000_000);
+        assertThat(cc.cwndPackets()).isCloseTo(cwnd0 / 4, within(1e-9));
+        // The transport finds the last one spurious: cwnd is back where it was before the first.
+        cc.onSpuriousTimeout(2_300_000);
+        assertThat(cc.cwndPackets()).isCloseTo(cwnd0, within(1e-9));
+        assertThat(cc.rateBps()).isEqualTo(rate0);
+        // Only once: a second verdict without a timeout changes nothing, nor does a timeout's undo
+        // raise a window that grew since.
+        cc.onTimeout(5_000_000);
+        cc.onSpuriousTimeout(5_300_000);
+        cc.onSpuriousTimeout(5_400_000);
+        assertThat(cc.cwndPackets()).isCloseTo(cwnd0, within(1e-9));
+    }
 }

@@ -67,6 +67,11 @@ public final class CongestionControlSource implements RateWindowSource {
     }
 
     @Override
+    public void onSpuriousTimeout(long nowNs) {
+        cc.onSpuriousTimeout(nowNs);
+    }
+
+    @Override
     public void onResend(long nowNs) {
         cc.onResend(nowNs);
     }

@@ -37,6 +37,13 @@ public interface RateWindowSource {
     default void onTimeout(long nowNs) {}
 
     /**
+     * The last {@link #onTimeout} was spurious: the packet it resent had arrived (the responder
+     * answered the resent copy as a duplicate after acknowledging the original). A source that cut
+     * its rate or window on the timeout may restore it.
+     */
+    default void onSpuriousTimeout(long nowNs) {}
+
+    /**
      * Packets went again without a loss signal (a tail-loss probe, or holes found lost because a
      * packet sent after them arrived): no reaction to congestion, but the packets sent no longer
      * follow the sequence, as after {@link #onLoss}.

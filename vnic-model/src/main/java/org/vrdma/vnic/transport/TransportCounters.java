@@ -18,6 +18,11 @@ public final class TransportCounters {
     public long retransmittedPackets;
     /** Retransmission timer expiries. */
     public long timeouts;
+    /**
+     * Timeouts found spurious: the one packet resent had arrived (its ACK came first, then the
+     * duplicate ACK for the resent copy); their back-off and congestion reaction were undone.
+     */
+    public long spuriousTimeouts;
     /** Tail-loss probes: resends after two round trips without progress, before the RTO. */
     public long tailProbes;
 
@@ -82,6 +87,7 @@ public final class TransportCounters {
         sum.rxAcks += sign * rxAcks;
         sum.retransmittedPackets += sign * retransmittedPackets;
         sum.timeouts += sign * timeouts;
+        sum.spuriousTimeouts += sign * spuriousTimeouts;
         sum.tailProbes += sign * tailProbes;
         sum.seqNaksSent += sign * seqNaksSent;
         sum.seqNaksReceived += sign * seqNaksReceived;
@@ -109,6 +115,7 @@ public final class TransportCounters {
     public String toString() {
         return "TransportCounters{tx=" + txPackets + "/" + txBytes + "B, rx=" + rxPackets + "/" + rxBytes
                 + "B, acks=" + txAcks + "/" + rxAcks + ", retx=" + retransmittedPackets + ", timeouts=" + timeouts
+                + ", spuriousTimeouts=" + spuriousTimeouts
                 + ", tailProbes=" + tailProbes
                 + ", seqNak=" + seqNaksSent + "/" + seqNaksReceived + ", rnrNak=" + rnrNaksSent + "/" + rnrNaksReceived
                 + ", accessNak=" + accessNaksSent + "/" + accessNaksReceived + ", invReqNak=" + invalidRequestNaksSent

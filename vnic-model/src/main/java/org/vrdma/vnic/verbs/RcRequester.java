@@ -156,6 +156,24 @@ final class RcRequester {
      */
     private long lossMarkSentNs = Long.MIN_VALUE;
 
+    /**
+     * Whether the last timeout may prove spurious (see {@link #onDuplicateAck}): a timeout that
+     * resent one data packet, {@code spuriousCheckPsn}, waits for that resend to leave, then for the
+     * ACK covering it, then for a duplicate ACK. The path keeps order, so an ACK covering the packet
+     * followed by the responder's duplicate ACK for the resent copy shows the original had arrived:
+     * the timeout was a delay spike (DSACK's evidence, from RC's duplicate ACK). Any other resend
+     * before the covering ACK ends the check, since its duplicate would draw the same ACK; the
+     * next ACK that acknowledges more ends it too (the duplicate ACK would have come before it).
+     */
+    private int spuriousCheck = SPURIOUS_NONE;
+
+    private int spuriousCheckPsn;
+
+    private static final int SPURIOUS_NONE = 0;
+    private static final int SPURIOUS_RESEND_PENDING = 1;
+    private static final int SPURIOUS_AWAIT_ACK = 2;
+    private static final int SPURIOUS_AWAIT_DUP = 3;
+
     private boolean rnrWait;
     private long rnrTimerId = TimerService.NO_TIMER;
     private long paceTimerId = TimerService.NO_TIMER;
@@ -212,6 +230,7 @@ final class RcRequester {
         lossMarkSentNs = Long.MIN_VALUE;
         deliveredFrontierNs = Long.MIN_VALUE;
         srSinglePsn = -1;
+        spuriousCheck = SPURIOUS_NONE;
         outstandingRdAtomic = 0;
         rttSampling = false;
         replaySampling = false;
@@ -667,6 +686,13 @@ final class RcRequester {
         // they left (which ones were sent before a delivered copy) also within a burst.
         sendStampNs = Math.max(nowNs, sendStampNs + 1);
         recordSent(psn, sendStampNs, retx);
+        if (retx && (spuriousCheck == SPURIOUS_RESEND_PENDING || spuriousCheck == SPURIOUS_AWAIT_ACK)) {
+            // Another copy before the verdict could draw the duplicate ACK itself. (Once the ACK
+            // covering the packet is in, later resends are answered after the resent copy is.)
+            spuriousCheck = spuriousCheck == SPURIOUS_RESEND_PENDING && psn == spuriousCheckPsn
+                    ? SPURIOUS_AWAIT_ACK
+                    : SPURIOUS_NONE;
+        }
         if (retx && replaySampling && !rttSampling && sampleRtt && Psn.ge(psn, replaySamplesFromPsn)) {
             counters.retransmittedPackets++;
             rttSampling = true;
@@ -813,7 +839,7 @@ final class RcRequester {
         final int syn = p.aethSyndrome;
         if (Aeth.isAck(syn)) {
             if (d == 0) {
-                onDuplicateAck();
+                onDuplicateAck(nowNs);
             }
             onCumulativeAck(psn, nowNs);
             return;
@@ -852,6 +878,7 @@ final class RcRequester {
     }
 
     private void onSeqNak(final int psn, final int msnField, final long nowNs) {
+        spuriousCheck = SPURIOUS_NONE; // a loss, and resends follow
         window.source().onLoss(nowNs, pmtu);
         syncCcTimer();
         if (mode == RecoveryMode.GO_BACK_N) {
@@ -1152,6 +1179,15 @@ final class RcRequester {
             }
             window.source().onAck(nowNs, (long) newly * pmtu, rttNs, false);
             syncCcTimer();
+            if (spuriousCheck != SPURIOUS_NONE && Psn.ge(a, spuriousCheckPsn)) {
+                if (spuriousCheck == SPURIOUS_RESEND_PENDING) {
+                    onSpuriousTimeout(nowNs); // acknowledged before the resend even left
+                } else if (spuriousCheck == SPURIOUS_AWAIT_ACK) {
+                    spuriousCheck = SPURIOUS_AWAIT_DUP;
+                } else {
+                    spuriousCheck = SPURIOUS_NONE;
+                }
+            }
         }
         retire(nowNs);
     }
@@ -1168,12 +1204,28 @@ final class RcRequester {
      * a resend had made the RTT sample ambiguous and its packet is acknowledged, the first ACK was
      * the original's: the sample holds (the Eifel test, with the duplicate ACK as the evidence).
      */
-    private void onDuplicateAck() {
+    private void onDuplicateAck(final long nowNs) {
         if (resentSampleSentNs >= 0 && resentSampleRttNs >= 0) {
             onRttSample(resentSampleRttNs);
             resentSampleSentNs = -1;
             resentSampleRttNs = -1;
         }
+        if (spuriousCheck == SPURIOUS_AWAIT_DUP) {
+            onSpuriousTimeout(nowNs);
+        }
+    }
+
+    /**
+     * The last timeout resent a packet that had arrived: a delay spike outran the RTO. As in the
+     * Eifel response (RFC 4015), congestion control undoes its reaction to the timeout. (When the
+     * resend had made the RTT sample ambiguous, the duplicate ACK has just confirmed it, which also
+     * ends the back-off.)
+     */
+    private void onSpuriousTimeout(final long nowNs) {
+        spuriousCheck = SPURIOUS_NONE;
+        counters.spuriousTimeouts++;
+        window.source().onSpuriousTimeout(nowNs);
+        syncCcTimer();
     }
 
     /** Completes, in order, every WQE that is fully acknowledged or answered. */
@@ -1531,6 +1583,15 @@ final class RcRequester {
             srLimit = limit;
             rewalking = false;
             srSinglePsn = -1;
+        }
+        spuriousCheck = SPURIOUS_NONE;
+        final long oldest = findWqe(sndUna);
+        if (Psn.diff(sndMax, sndUna) == 1
+                && oldest >= 0
+                && !sq.get(oldest).opcode.isReadOrAtomic()) {
+            // One data packet goes again: its duplicate ACK, if it comes, tells the timeout was spurious.
+            spuriousCheck = SPURIOUS_RESEND_PENDING;
+            spuriousCheckPsn = sndUna;
         }
         restartRto(nowNs);
         probeDue = false; // the timeout's own resends probe the tail
