@@ -106,23 +106,26 @@ final class NativeBench {
         int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 / rounds * javaWritesPerSecond));
         int latencyIterations = (int) Math.max(200, Math.min(20_000, durationNs / 1e9 * 1000));
         try (NativePerftestBench bench = NativePerftestBench.start(lib, spinNs)) {
-            // Warm-up as long as the Java path's (half the duration): every run also compiles control
-            // code (connection, registration, QP set-up) that the JIT would otherwise compile during
-            // the measured runs, on the same two cores.
             // Runs of the rounds' size until the JIT is quiet (a run's compiler CPU below
-            // JIT_QUIET_NS): half the duration was one or two runs (each ~2 s of perftest start-up),
-            // after which the compiler still took 160-330 ms of CPU in each of the first rounds,
-            // a core's worth of a sub-second transfer on two cores, and those rounds were the bad
-            // ones (0.24-0.76x against 0.93-2.15x once it was quiet).
+            // JIT_QUIET_NS): every run also compiles control code (connection, registration, QP
+            // set-up), and a warm-up of half the duration was one or two runs (each ~2 s of perftest
+            // start-up), after which the compiler still took 160-330 ms of CPU in each of the first
+            // rounds, on the same two cores; those rounds were the bad ones (0.24-0.76x against
+            // 0.93-2.15x once it was quiet).
             long warmUpStartNs = System.nanoTime();
             long warmUpBudgetNs = WARM_UP_BUDGET_DURATIONS * durationNs;
             int warmUps = 0;
             long jitNs;
             do {
                 long jit0 = ThreadCpu.byKind()[ThreadCpu.JIT];
-                bench.warmUp(sizeBytes, Math.max(200, writes));
+                double gbps = bench.warmUp(sizeBytes, Math.max(200, writes));
                 jitNs = ThreadCpu.byKind()[ThreadCpu.JIT] - jit0;
                 warmUps++;
+                // Rounds sized by the faster of the two paths' paces: the Java path's warm-up pace
+                // alone, on a loaded machine, made rounds of 1500-2000 WRITEs (40-100 ms of transfer)
+                // that a single burst of other work decided.
+                writes = (int)
+                        Math.max(writes, Math.min(200_000, durationNs / 1e9 / rounds * gbps * 1e9 / 8 / sizeBytes));
             } while (warmUps < WARM_UP_MAX_RUNS
                     && (warmUps < 2 || jitNs > JIT_QUIET_NS)
                     && System.nanoTime() - warmUpStartNs < warmUpBudgetNs);

@@ -192,9 +192,17 @@ public final class NativePerftestBench implements AutoCloseable {
     /**
      * An unreported {@code ib_write_bw} run of {@code writes}: the vNIC's ring, memory and control
      * code is compiled by the JIT during such runs, as the Java path and kernel TCP get a warm-up.
+     * Returns the bandwidth perftest reported (Gbit/s), 0 if none.
      */
-    public void warmUp(int sizeBytes, int writes) throws Exception {
-        pair(writeCommand(sizeBytes, writes), 300);
+    public double warmUp(int sizeBytes, int writes) throws Exception {
+        return reportedGbps(pair(writeCommand(sizeBytes, writes), 300), sizeBytes);
+    }
+
+    /** The average bandwidth {@code ib_write_bw} reported (Gbit/s with {@code --report_gbits}), 0 if none. */
+    private static double reportedGbps(String output, int sizeBytes) {
+        Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
+                .matcher(output);
+        return bw.find() ? Double.parseDouble(bw.group(2)) : 0;
     }
 
     /**
@@ -269,12 +277,10 @@ public final class NativePerftestBench implements AutoCloseable {
                 memory1.refusedMemfds() - memory0.refusedMemfds(),
                 memory1.copyCalls() - memory0.copyCalls(),
                 memory1.copyBytes() - memory0.copyBytes());
-        Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
-                .matcher(write);
-        if (!bw.find() || Double.parseDouble(bw.group(2)) <= 0) {
+        double gbps = reportedGbps(write, sizeBytes);
+        if (gbps <= 0) {
             throw new IllegalStateException("ib_write_bw did not report:\n" + write);
         }
-        double gbps = Double.parseDouble(bw.group(2));
         double transferNs = n * sizeBytes * 8 / gbps;
         cpu.loopBusy()[0] = loopANs / transferNs;
         cpu.loopBusy()[1] = loopBNs / transferNs;
