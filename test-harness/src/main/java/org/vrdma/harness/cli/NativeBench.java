@@ -25,6 +25,13 @@ final class NativeBench {
 
     static final int WARM_UP_MAX_RUNS = 12;
 
+    /**
+     * {@code -Dvrdma.bench.shortWarmUp=true}: the warm-up before the JIT check (half the duration,
+     * runs of half the rounds' size, rounds sized by the Java path's pace, no {@code ib_send_lat}
+     * warm-up), for comparisons.
+     */
+    static final boolean SHORT_WARM_UP = Boolean.getBoolean("vrdma.bench.shortWarmUp");
+
     /** The warm-up stops after this many times {@code --duration}, quiet or not. */
     static final long WARM_UP_BUDGET_DURATIONS = 5;
 
@@ -115,20 +122,27 @@ final class NativeBench {
             long warmUpStartNs = System.nanoTime();
             long warmUpBudgetNs = WARM_UP_BUDGET_DURATIONS * durationNs;
             int warmUps = 0;
-            long jitNs;
-            do {
-                long jit0 = ThreadCpu.byKind()[ThreadCpu.JIT];
-                double gbps = bench.warmUp(sizeBytes, Math.max(200, writes));
-                jitNs = ThreadCpu.byKind()[ThreadCpu.JIT] - jit0;
-                warmUps++;
-                // Rounds sized by the faster of the two paths' paces: the Java path's warm-up pace
-                // alone, on a loaded machine, made rounds of 1500-2000 WRITEs (40-100 ms of transfer)
-                // that a single burst of other work decided.
-                writes = (int)
-                        Math.max(writes, Math.min(200_000, durationNs / 1e9 / rounds * gbps * 1e9 / 8 / sizeBytes));
-            } while (warmUps < WARM_UP_MAX_RUNS
-                    && (warmUps < 2 || jitNs > JIT_QUIET_NS)
-                    && System.nanoTime() - warmUpStartNs < warmUpBudgetNs);
+            long jitNs = 0;
+            if (SHORT_WARM_UP) {
+                for (int i = 0; i < 8 && (i == 0 || System.nanoTime() - warmUpStartNs < durationNs / 2); i++) {
+                    bench.warmUp(sizeBytes, Math.max(200, writes / 2));
+                    warmUps++;
+                }
+            } else {
+                do {
+                    long jit0 = ThreadCpu.byKind()[ThreadCpu.JIT];
+                    double gbps = bench.warmUp(sizeBytes, Math.max(200, writes));
+                    jitNs = ThreadCpu.byKind()[ThreadCpu.JIT] - jit0;
+                    warmUps++;
+                    // Rounds sized by the faster of the two paths' paces: the Java path's warm-up
+                    // pace alone, on a loaded machine, made rounds of 1500-2000 WRITEs (40-100 ms of
+                    // transfer) that a single burst of other work decided.
+                    writes = (int)
+                            Math.max(writes, Math.min(200_000, durationNs / 1e9 / rounds * gbps * 1e9 / 8 / sizeBytes));
+                } while (warmUps < WARM_UP_MAX_RUNS
+                        && (warmUps < 2 || jitNs > JIT_QUIET_NS)
+                        && System.nanoTime() - warmUpStartNs < warmUpBudgetNs);
+            }
 
             bench.measureFixedCost(sizeBytes);
             java.write(Math.max(200, writes / 2)); // the Java path's warm-up was long; this settles its pools
@@ -150,7 +164,9 @@ final class NativeBench {
             // ib_send_lat's SEND/RECV paths are compiled before its measured run too; only after the
             // rounds: its first SENDs deoptimised code the WRITE path shares (branches never taken
             // by WRITEs), and the first round then paid 150-170 ms of recompilation.
-            bench.sendLat(2, 1000);
+            if (!SHORT_WARM_UP) {
+                bench.sendLat(2, 1000);
+            }
             NativePerftestBench.SendLat lat = bench.sendLat(2, latencyIterations);
             return new Comparison(
                     sizeBytes,
@@ -184,10 +200,18 @@ final class NativeBench {
                 "perftest against the Java path: %d rounds of %d WRITEs of %d B each, the two paths back to back,"
                         + " which goes first alternating; load average %.2f before, %.2f after%n",
                 rounds.size(), c.writes(), c.sizeBytes(), c.loadBefore(), c.loadAfter());
-        out.printf(
-                "perftest warm-up: %d ib_write_bw runs of the rounds' size, the last with %.0f ms of JIT compiler CPU"
-                        + " (until below %d ms); ib_send_lat: one run of 1000 iterations before the measured one%n",
-                c.warmUpRuns(), c.warmUpLastJitNs() / 1e6, JIT_QUIET_NS / 1_000_000);
+        if (SHORT_WARM_UP) {
+            out.printf(
+                    "perftest warm-up: %d ib_write_bw runs of half the rounds' size in half the duration"
+                            + " (-Dvrdma.bench.shortWarmUp), no ib_send_lat warm-up%n",
+                    c.warmUpRuns());
+        } else {
+            out.printf(
+                    "perftest warm-up: %d ib_write_bw runs of the rounds' size, the last with %.0f ms of JIT compiler"
+                            + " CPU (until below %d ms); ib_send_lat: one run of 1000 iterations before the measured"
+                            + " one%n",
+                    c.warmUpRuns(), c.warmUpLastJitNs() / 1e6, JIT_QUIET_NS / 1_000_000);
+        }
         out.printf(
                 "%-6s %10s %10s %8s | %-24s | %-34s%n",
                 "round", "Java", "perftest", "ratio", "Java CPU/WRITE [us]", "perftest CPU/WRITE [us]");
