@@ -104,6 +104,13 @@ final class BenchCommand implements Callable<Integer> {
     boolean latencyOnly;
 
     @Option(
+            names = "--perftest-only",
+            description = "Run only the perftest comparison (ib_write_bw against the Java path in --rounds"
+                    + " interleaved rounds, then ib_send_lat), after the Java path's warm-up; no kernel TCP runs"
+                    + " besides the 2 B latency reference.")
+    boolean perftestOnly;
+
+    @Option(
             names = "--leak-detection",
             description = "Keep Netty's buffer leak detection at its level (default: off for the measurement;"
                     + " the tests run it at paranoid).")
@@ -130,6 +137,10 @@ final class BenchCommand implements Callable<Integer> {
         if (busyPollUs < 0 || busyPollUs > 1_000_000) {
             throw new ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
         }
+        if (perftestOnly && (noPerftest || latencyOnly)) {
+            throw new ParameterException(
+                    spec.commandLine(), "--perftest-only excludes --no-perftest and --latency-only");
+        }
         PrintWriter out = spec.commandLine().getOut();
         if (!leakDetection) {
             // Netty's default sampling records a stack trace for one buffer in 128 (a few per WRITE).
@@ -138,6 +149,9 @@ final class BenchCommand implements Callable<Integer> {
         long durationNs = (long) (durationSeconds * 1e9);
         long warmupNs = Math.max(durationNs / 2, 1_000_000);
 
+        if (perftestOnly) {
+            return perftestOnly(out, durationNs, warmupNs);
+        }
         long rcvbufErrorsBefore = udpRcvbufErrors();
         BandwidthRow rdmaBw;
         LatencyRow rdmaLat;
@@ -352,6 +366,44 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
+     * The perftest comparison alone: the Java path warmed up as in the full run (its pace sizes the
+     * rounds), then {@link NativeBench#compare}.
+     */
+    private int perftestOnly(PrintWriter out, long durationNs, long warmupNs) throws Exception {
+        NativeBench.Comparison perftest;
+        LatencyRow javaLat;
+        String transport;
+        try (RealTimeTwoHostLab lab = new RealTimeTwoHostLab(transportConfig(), BUFFER_BYTES, busyPollUs * 1000)) {
+            transport = lab.runtime() + ", GSO " + onOff(lab.hostA().gsoActive()) + ", GRO "
+                    + onOff(lab.hostA().groActive());
+            out.println("vrdma bench --perftest-only: " + lab.describe());
+            out.flush();
+            PerftestSuite suite = new PerftestSuite(
+                    lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
+            double nsPerWrite = warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
+            double javaGbps = sizeBytes * 8 / nsPerWrite;
+            perftest = NativeBench.compare(
+                    sizeBytes, durationNs, rounds, busyPollUs * 1000, javaGbps, n -> javaRun(lab, suite, n));
+            // The Java path's SEND ping-pong of ib_send_lat's size, right after it, on the warm lab.
+            double nsPerRoundTrip = warmUp(n -> suite.latency(2, n), 100, warmupNs / 2);
+            javaLat = suite.latency(2, clamp(durationNs / 2 / nsPerRoundTrip, 50, MAX_LATENCY_ITERATIONS));
+        }
+        out.println();
+        out.println("machine: " + machine(transport));
+        NativeBench.print(out, perftest, 0);
+        out.printf(
+                "Java path SEND 2 B ping-pong right after ib_send_lat: p50 %.2f us, p99 %.2f us half round trip"
+                        + " (%d round trips); ib_send_lat typical %.2f us, 99%% %.2f us%n",
+                javaLat.p50Ns() / 1e3,
+                javaLat.p99Ns() / 1e3,
+                javaLat.iterations(),
+                perftest.sendLat() == null ? Double.NaN : perftest.sendLat().typicalUs(),
+                perftest.sendLat() == null ? Double.NaN : perftest.sendLat().p99Us());
+        out.flush();
+        return perftest.failure() == null ? 0 : 1;
+    }
+
+    /**
      * Voluntary and involuntary context switches of both hosts' event-loop threads so far, from
      * {@code /proc/thread-self/status}; {-1, -1} where there is none.
      */
@@ -382,15 +434,20 @@ final class BenchCommand implements Callable<Integer> {
 
     /** One WRITE run of the Java path with its CPU per WRITE: both loops, and this whole process. */
     private NativeBench.JavaRun javaRun(RealTimeTwoHostLab lab, PerftestSuite suite, int writes) {
-        long loops0 = loopCpuNs(lab, true) + loopCpuNs(lab, false);
+        long loopA0 = loopCpuNs(lab, true);
+        long loopB0 = loopCpuNs(lab, false);
+        long loops0 = loopA0 + loopB0;
         long process0 = processCpuNs();
         long[] threads0 = ThreadCpu.byKind();
+        TransportCounters t0 = lab.transportCounters();
         BandwidthRow r = suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, writes);
+        TransportCounters t1 = lab.transportCounters();
         long[] threads1 = ThreadCpu.byKind();
         if (!r.intact()) {
             throw new IllegalStateException("Java path: DATA CORRUPT");
         }
         double n = Math.max(1, r.iterations());
+        double transferNs = r.gbps() > 0 ? n * sizeBytes * 8 / r.gbps() : 1;
         double[] threads = new double[threads0.length];
         for (int i = 0; i < threads.length; i++) {
             threads[i] = (threads1[i] - threads0[i]) / n / 1e3;
@@ -399,7 +456,12 @@ final class BenchCommand implements Callable<Integer> {
                 r.gbps(),
                 (loopCpuNs(lab, true) + loopCpuNs(lab, false) - loops0) / n / 1e3,
                 (processCpuNs() - process0) / n / 1e3,
-                threads);
+                threads,
+                t1.timeouts - t0.timeouts,
+                t1.retransmittedPackets - t0.retransmittedPackets,
+                new double[] {
+                    (loopCpuNs(lab, true) - loopA0) / transferNs, (loopCpuNs(lab, false) - loopB0) / transferNs
+                });
     }
 
     /** CPU time of this process, all threads, 0 where unsupported. */

@@ -20,13 +20,36 @@ final class NativeBench {
     /** The bandwidth perftest must reach, as a fraction of the Java path's. */
     static final double TARGET = 0.80;
 
+    /** A warm-up run whose compiler threads took less CPU than this ends the warm-up. */
+    static final long JIT_QUIET_NS = 20_000_000;
+
+    static final int WARM_UP_MAX_RUNS = 12;
+
+    /**
+     * {@code -Dvrdma.bench.shortWarmUp=true}: the warm-up before the JIT check (half the duration,
+     * runs of half the rounds' size, rounds sized by the Java path's pace, no {@code ib_send_lat}
+     * warm-up), for comparisons.
+     */
+    static final boolean SHORT_WARM_UP = Boolean.getBoolean("vrdma.bench.shortWarmUp");
+
+    /** The warm-up stops after this many times {@code --duration}, quiet or not. */
+    static final long WARM_UP_BUDGET_DURATIONS = 5;
+
     private NativeBench() {}
 
     /**
      * One Java-path WRITE run: bandwidth, and CPU per WRITE of both hosts' event loops (which run the
-     * application too) and of this whole process.
+     * application too) and of this whole process; the transports' timeouts and retransmitted packets
+     * over the run, and the share of the run each loop (A sender, B receiver) was on a core.
      */
-    record JavaRun(double gbps, double loopsUs, double processUs, double[] threadsUs) {}
+    record JavaRun(
+            double gbps,
+            double loopsUs,
+            double processUs,
+            double[] threadsUs,
+            long timeouts,
+            long retransmitted,
+            double[] loopBusy) {}
 
     /** Runs the Java path for a number of WRITEs. */
     interface JavaPath {
@@ -46,10 +69,12 @@ final class NativeBench {
             double loadBefore,
             double loadAfter,
             long durationNs,
+            int warmUpRuns,
+            long warmUpLastJitNs,
             String failure) {
 
         static Comparison failed(String why) {
-            return new Comparison(0, 0, List.of(), null, 0, 0, 0, 0, why);
+            return new Comparison(0, 0, List.of(), null, 0, 0, 0, 0, 0, 0, why);
         }
 
         double javaMedianGbps() {
@@ -88,13 +113,37 @@ final class NativeBench {
         int writes = (int) Math.max(200, Math.min(200_000, durationNs / 1e9 / rounds * javaWritesPerSecond));
         int latencyIterations = (int) Math.max(200, Math.min(20_000, durationNs / 1e9 * 1000));
         try (NativePerftestBench bench = NativePerftestBench.start(lib, spinNs)) {
-            // Warm-up as long as the Java path's (half the duration): every run also compiles control
-            // code (connection, registration, QP set-up) that the JIT would otherwise compile during
-            // the measured runs, on the same two cores.
-            long warmUpEndNs = System.nanoTime() + durationNs / 2;
-            for (int i = 0; i < 8 && (i == 0 || System.nanoTime() < warmUpEndNs); i++) {
-                bench.warmUp(sizeBytes, Math.max(200, writes / 2));
+            // Runs of the rounds' size until the JIT is quiet (a run's compiler CPU below
+            // JIT_QUIET_NS): every run also compiles control code (connection, registration, QP
+            // set-up), and a warm-up of half the duration was one or two runs (each ~2 s of perftest
+            // start-up), after which the compiler still took 160-330 ms of CPU in each of the first
+            // rounds, on the same two cores; those rounds were the bad ones (0.24-0.76x against
+            // 0.93-2.15x once it was quiet).
+            long warmUpStartNs = System.nanoTime();
+            long warmUpBudgetNs = WARM_UP_BUDGET_DURATIONS * durationNs;
+            int warmUps = 0;
+            long jitNs = 0;
+            if (SHORT_WARM_UP) {
+                for (int i = 0; i < 8 && (i == 0 || System.nanoTime() - warmUpStartNs < durationNs / 2); i++) {
+                    bench.warmUp(sizeBytes, Math.max(200, writes / 2));
+                    warmUps++;
+                }
+            } else {
+                do {
+                    long jit0 = ThreadCpu.byKind()[ThreadCpu.JIT];
+                    double gbps = bench.warmUp(sizeBytes, Math.max(200, writes));
+                    jitNs = ThreadCpu.byKind()[ThreadCpu.JIT] - jit0;
+                    warmUps++;
+                    // Rounds sized by the faster of the two paths' paces: the Java path's warm-up
+                    // pace alone, on a loaded machine, made rounds of 1500-2000 WRITEs (40-100 ms of
+                    // transfer) that a single burst of other work decided.
+                    writes = (int)
+                            Math.max(writes, Math.min(200_000, durationNs / 1e9 / rounds * gbps * 1e9 / 8 / sizeBytes));
+                } while (warmUps < WARM_UP_MAX_RUNS
+                        && (warmUps < 2 || jitNs > JIT_QUIET_NS)
+                        && System.nanoTime() - warmUpStartNs < warmUpBudgetNs);
             }
+
             bench.measureFixedCost(sizeBytes);
             java.write(Math.max(200, writes / 2)); // the Java path's warm-up was long; this settles its pools
             double loadBefore = loadAverage();
@@ -112,9 +161,25 @@ final class NativeBench {
                 done.add(new Round(j, p, javaFirst));
             }
             double loadAfter = loadAverage();
+            // ib_send_lat's SEND/RECV paths are compiled before its measured run too; only after the
+            // rounds: its first SENDs deoptimised code the WRITE path shares (branches never taken
+            // by WRITEs), and the first round then paid 150-170 ms of recompilation.
+            if (!SHORT_WARM_UP) {
+                bench.sendLat(2, 1000);
+            }
             NativePerftestBench.SendLat lat = bench.sendLat(2, latencyIterations);
             return new Comparison(
-                    sizeBytes, writes, done, lat, bench.perftestFixedCpuNs(), loadBefore, loadAfter, durationNs, null);
+                    sizeBytes,
+                    writes,
+                    done,
+                    lat,
+                    bench.perftestFixedCpuNs(),
+                    loadBefore,
+                    loadAfter,
+                    durationNs,
+                    warmUps,
+                    jitNs,
+                    null);
         } catch (Exception e) {
             return Comparison.failed("FAILED: " + e.getMessage());
         }
@@ -135,6 +200,18 @@ final class NativeBench {
                 "perftest against the Java path: %d rounds of %d WRITEs of %d B each, the two paths back to back,"
                         + " which goes first alternating; load average %.2f before, %.2f after%n",
                 rounds.size(), c.writes(), c.sizeBytes(), c.loadBefore(), c.loadAfter());
+        if (SHORT_WARM_UP) {
+            out.printf(
+                    "perftest warm-up: %d ib_write_bw runs of half the rounds' size in half the duration"
+                            + " (-Dvrdma.bench.shortWarmUp), no ib_send_lat warm-up%n",
+                    c.warmUpRuns());
+        } else {
+            out.printf(
+                    "perftest warm-up: %d ib_write_bw runs of the rounds' size, the last with %.0f ms of JIT compiler"
+                            + " CPU (until below %d ms); ib_send_lat: one run of 1000 iterations before the measured"
+                            + " one%n",
+                    c.warmUpRuns(), c.warmUpLastJitNs() / 1e6, JIT_QUIET_NS / 1_000_000);
+        }
         out.printf(
                 "%-6s %10s %10s %8s | %-24s | %-34s%n",
                 "round", "Java", "perftest", "ratio", "Java CPU/WRITE [us]", "perftest CPU/WRITE [us]");
@@ -171,6 +248,48 @@ final class NativeBench {
                 "(J: the Java path ran first in the round, P: perftest; perftest's CPU leaves out its fixed %.0f ms"
                         + " of start-up per run; Java's application runs on the loops)%n",
                 c.perftestFixedCpuNs() / 1e6);
+        out.println("per round: retransmission timeouts / packets retransmitted, each event loop's CPU over the"
+                + " WRITEs' time (bytes / bandwidth; Java: A sender, B receiver; perftest: A responder, B requester),"
+                + " the JIT compiler threads' CPU over each path's run (ms), perftest's doorbells and futex wake-ups per"
+                + " WRITE,"
+                + " perftest's run wall time (start-up included)");
+        out.println("ib_write_bw settings: " + settings(rounds.get(0).perftest().output()));
+        out.printf(
+                "%-6s %9s %9s %7s %7s %7s | %9s %9s %7s %7s %7s %9s %9s %9s%n",
+                "round",
+                "J t/o",
+                "J resent",
+                "J A%",
+                "J B%",
+                "J JIT",
+                "P t/o",
+                "P resent",
+                "P A%",
+                "P B%",
+                "P JIT",
+                "doorbells",
+                "wakes",
+                "run [ms]");
+        for (int i = 0; i < rounds.size(); i++) {
+            Round r = rounds.get(i);
+            NativePerftestBench.WriteCpu p = r.perftest().cpu();
+            out.printf(
+                    "%-6s %9d %9d %7.0f %7.0f %7.0f | %9d %9d %7.0f %7.0f %7.0f %9.3f %9.3f %9.0f%n",
+                    (i + 1) + (r.javaFirst() ? " J" : " P"),
+                    r.java().timeouts(),
+                    r.java().retransmitted(),
+                    100 * r.java().loopBusy()[0],
+                    100 * r.java().loopBusy()[1],
+                    r.java().threadsUs()[ThreadCpu.JIT] * c.writes() / 1e3,
+                    p.timeouts(),
+                    p.retransmitted(),
+                    100 * p.loopBusy()[0],
+                    100 * p.loopBusy()[1],
+                    p.threadsUs()[ThreadCpu.JIT] * c.writes() / 1e3,
+                    p.doorbellsPerWrite(),
+                    p.futexWakesPerWrite(),
+                    p.runNs() / 1e6);
+        }
         out.println();
         out.printf(
                 "%-44s %14s %14s %14s %12s %12s%n",
@@ -193,6 +312,7 @@ final class NativeBench {
                 "-",
                 tcpUs > 0 ? c.sendLat().typicalUs() / tcpUs : 0);
         out.printf("%-44s %14.2f%n", "ib_send_lat, 2 B, 99% [us]", c.sendLat().p99Us());
+        out.printf("ib_send_lat per round trip: %.2f doorbells%n", c.sendLat().doorbellsPerRoundTrip());
         double doorbells = mean(rounds, r -> r.perftest().cpu().doorbellsPerWrite());
         double futexWakes = mean(rounds, r -> r.perftest().cpu().futexWakesPerWrite());
         out.printf(
@@ -276,6 +396,17 @@ final class NativeBench {
         out.printf(
                 "%-6s %10.2f %10.2f %8.2f | %11.1f %12.1f | %11.1f %11.1f %10.1f%n",
                 label, javaGbps, perftestGbps, ratio, javaLoops, javaProcess, pLoops, pProcess, pApp);
+    }
+
+    /** perftest's TX depth and CQ moderation lines, as it printed them. */
+    private static String settings(String output) {
+        StringBuilder b = new StringBuilder();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(TX depth|CQ Moderation)\\s*:\\s*(\\d+)")
+                .matcher(output);
+        while (m.find()) {
+            b.append(b.isEmpty() ? "" : ", ").append(m.group(1)).append(' ').append(m.group(2));
+        }
+        return b.toString();
     }
 
     private static String threads(List<Round> rounds, java.util.function.Function<Round, double[]> f) {

@@ -32,8 +32,11 @@ public final class NativePerftestBench implements AutoCloseable {
      */
     public record WriteRun(double gbps, long writes, WriteCpu cpu, MemoryStats memory, String output) {}
 
-    /** perftest's {@code ib_send_lat} figures: one-way latency, typical and 99th percentile (µs). */
-    public record SendLat(double typicalUs, double p99Us, String output) {}
+    /**
+     * perftest's {@code ib_send_lat} figures: one-way latency, typical and 99th percentile (µs), and
+     * the doorbells rung per round trip.
+     */
+    public record SendLat(double typicalUs, double p99Us, double doorbellsPerRoundTrip, String output) {}
 
     /**
      * CPU time per {@code ib_write_bw} WRITE (µs, user+system) over one run.
@@ -54,6 +57,11 @@ public final class NativePerftestBench implements AutoCloseable {
      * @param timeouts retransmission timeouts of both transports over the run
      * @param loopAllocatedBytes heap bytes both event loops allocated per WRITE
      * @param threadsUs this process's CPU per WRITE by kind of thread ({@link ThreadCpu})
+     * @param runNs wall time of the run, from starting the server to the client's exit
+     * @param loopBusy each host's event-loop CPU over the WRITEs' own time (bytes over perftest's
+     *     bandwidth), A the WRITEs' responder (perftest's server), B the requester: near 1, a loop
+     *     that had a core to itself throughout; low, a loop that waited (for the application or
+     *     for its core)
      */
     public record WriteCpu(
             double loopsUs,
@@ -66,7 +74,9 @@ public final class NativePerftestBench implements AutoCloseable {
             long retransmitted,
             long timeouts,
             double loopAllocatedBytes,
-            double[] threadsUs) {}
+            double[] threadsUs,
+            long runNs,
+            double[] loopBusy) {}
 
     private final Path nativeDir;
     private final Path dir;
@@ -182,9 +192,17 @@ public final class NativePerftestBench implements AutoCloseable {
     /**
      * An unreported {@code ib_write_bw} run of {@code writes}: the vNIC's ring, memory and control
      * code is compiled by the JIT during such runs, as the Java path and kernel TCP get a warm-up.
+     * Returns the bandwidth perftest reported (Gbit/s), 0 if none.
      */
-    public void warmUp(int sizeBytes, int writes) throws Exception {
-        pair(writeCommand(sizeBytes, writes), 300);
+    public double warmUp(int sizeBytes, int writes) throws Exception {
+        return reportedGbps(pair(writeCommand(sizeBytes, writes), 300), sizeBytes);
+    }
+
+    /** The average bandwidth {@code ib_write_bw} reported (Gbit/s with {@code --report_gbits}), 0 if none. */
+    private static double reportedGbps(String output, int sizeBytes) {
+        Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
+                .matcher(output);
+        return bw.find() ? Double.parseDouble(bw.group(2)) : 0;
     }
 
     /**
@@ -219,7 +237,13 @@ public final class NativePerftestBench implements AutoCloseable {
         long[] u0 = underlayCounters();
         TransportCounters t0 = transportCounters();
         long[] threads0 = ThreadCpu.byKind();
+        long loopA0 = loopCpuNs(hostA);
+        long loopB0 = loopCpuNs(hostB);
+        long wall0 = System.nanoTime();
         String write = pair(writeCommand(sizeBytes, writes), 300);
+        long runNs = System.nanoTime() - wall0;
+        long loopANs = loopCpuNs(hostA) - loopA0;
+        long loopBNs = loopCpuNs(hostB) - loopB0;
         double n = writes;
         long[] threads1 = ThreadCpu.byKind();
         double[] threads = new double[threads0.length];
@@ -243,7 +267,9 @@ public final class NativePerftestBench implements AutoCloseable {
                 t1.retransmittedPackets - t0.retransmittedPackets,
                 t1.timeouts - t0.timeouts,
                 (loopAllocatedBytes() - alloc0) / n,
-                threads);
+                threads,
+                runNs,
+                new double[2]);
         MemoryStats memory1 = memoryStats();
         MemoryStats memory = new MemoryStats(
                 memory1.zeroCopyRegions() - memory0.zeroCopyRegions(),
@@ -251,24 +277,28 @@ public final class NativePerftestBench implements AutoCloseable {
                 memory1.refusedMemfds() - memory0.refusedMemfds(),
                 memory1.copyCalls() - memory0.copyCalls(),
                 memory1.copyBytes() - memory0.copyBytes());
-        Matcher bw = Pattern.compile("(?m)^\\s*" + sizeBytes + "\\s+\\d+\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)")
-                .matcher(write);
-        if (!bw.find() || Double.parseDouble(bw.group(2)) <= 0) {
+        double gbps = reportedGbps(write, sizeBytes);
+        if (gbps <= 0) {
             throw new IllegalStateException("ib_write_bw did not report:\n" + write);
         }
-        return new WriteRun(Double.parseDouble(bw.group(2)), writes, cpu, memory, write);
+        double transferNs = n * sizeBytes * 8 / gbps;
+        cpu.loopBusy()[0] = loopANs / transferNs;
+        cpu.loopBusy()[1] = loopBNs / transferNs;
+        return new WriteRun(gbps, writes, cpu, memory, write);
     }
 
     /** {@code ib_send_lat -s latencyBytes -n iterations}. */
     public SendLat sendLat(int latencyBytes, int iterations) throws Exception {
+        long doorbells0 = serverA.doorbells() + serverB.doorbells();
         String lat = pair(List.of("ib_send_lat", "-d", "vrdma0", "-s", "" + latencyBytes, "-n", "" + iterations), 180);
+        double doorbells = (serverA.doorbells() + serverB.doorbells() - doorbells0) / (double) iterations;
         Matcher l = Pattern.compile("(?m)^\\s*" + latencyBytes + "\\s+" + iterations
                         + "\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+([0-9.]+)\\s+(\\S+)\\s+([0-9.]+)")
                 .matcher(lat);
         if (!l.find()) {
             throw new IllegalStateException("ib_send_lat did not report:\n" + lat);
         }
-        return new SendLat(Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), lat);
+        return new SendLat(Double.parseDouble(l.group(3)), Double.parseDouble(l.group(6)), doorbells, lat);
     }
 
     /**
@@ -321,9 +351,12 @@ public final class NativePerftestBench implements AutoCloseable {
 
     /** CPU time of both hosts' event-loop threads. */
     private long loopCpuNs() {
-        Supplier<Long> own =
-                () -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime());
-        return hostA.call(own) + hostB.call(own);
+        return loopCpuNs(hostA) + loopCpuNs(hostB);
+    }
+
+    /** CPU time of one host's event-loop thread. */
+    private static long loopCpuNs(RealTimeHost host) {
+        return host.call(() -> Math.max(0, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime()));
     }
 
     /** CPU time of this process, all threads. */

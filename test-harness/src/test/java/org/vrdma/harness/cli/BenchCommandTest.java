@@ -121,10 +121,39 @@ class BenchCommandTest {
                         + " \\([0-9.]+ with the payload sent from the memory region\\), [0-9.]+ GSO sends,"
                         + " [0-9.]+ flushes, [0-9.]+ read bursts, [0-9.]+ recvmmsg calls; \\d+ packets"
                         + " retransmitted after \\d+ timeouts; [0-9.]+ B of heap allocated by the event loops");
+        // Per round: both paths' timeouts, resends, loops' share of the transfer and JIT, perftest's doorbells.
+        assertThat(text)
+                .containsPattern("perftest warm-up: \\d+ ib_write_bw runs of the rounds' size, the last with"
+                        + " \\d+ ms of JIT compiler CPU \\(until below 20 ms\\)");
+        assertThat(text).containsPattern("ib_write_bw settings: TX depth \\d+, CQ Moderation \\d+");
+        String diag = " +\\d+ +\\d+ +\\d+ +\\d+ +\\d+ \\| +\\d+ +\\d+ +\\d+ +\\d+ +\\d+ +[0-9.]+ +[0-9.]+ +\\d+$";
+        assertThat(text).containsPattern("(?m)^1 J" + diag);
+        assertThat(text).containsPattern("(?m)^2 P" + diag);
+        assertThat(text).containsPattern("(?m)^3 J" + diag);
+        assertThat(text).containsPattern("ib_send_lat per round trip: [0-9.]+ doorbells");
         // Both perftest processes' buffers are zero-copy in every round: the vNICs made no process_vm call.
         assertThat(text)
                 .contains("ib_write_bw registered memory: 6 regions zero-copy, 0 through"
                         + " process_vm_readv/writev (0 memfds refused), 0 process_vm calls");
+    }
+
+    @Test
+    void perftestOnlyRunsTheComparisonAlone() {
+        assertThat(run("bench", "--duration", "0.05", "--size", "8192", "--rounds", "2", "--perftest-only"))
+                .isZero();
+        String text = out.toString();
+        assertThat(text).contains("vrdma bench --perftest-only: real time: 2 hosts in this process");
+        assertThat(text).containsPattern("machine: \\d+ cores .*load average");
+        assertThat(text)
+                .containsPattern("perftest against the Java path: 2 rounds of \\d+ WRITEs of 8192 B each, the two paths"
+                        + " back to back");
+        assertThat(text).containsPattern("(?m)^2 P +[0-9.]+ +[0-9.]+ +[0-9.]+ \\|");
+        assertThat(text)
+                .containsPattern("Java path SEND 2 B ping-pong right after ib_send_lat: p50 [0-9.]+ us, p99 [0-9.]+ us"
+                        + " half round trip \\(\\d+ round trips\\); ib_send_lat typical [0-9.]+ us, 99% [0-9.]+ us");
+        assertThat(text).containsPattern("target: perftest bandwidth >= 0.80x the Java path: [0-9.]+x");
+        // Nothing of the full run: no Java-path bandwidth row against TCP, no floors.
+        assertThat(text).doesNotContain("bandwidth, 1 stream", "floors:", "targets: bandwidth");
     }
 
     @Test
@@ -177,7 +206,9 @@ class BenchCommandTest {
         assertThat(run("bench", "--size", "0")).isEqualTo(2);
         assertThat(run("bench", "--busy-poll-us", "-1")).isEqualTo(2);
         assertThat(run("bench", "--rounds", "0")).isEqualTo(2);
-        assertThat(err.toString()).contains("--duration", "--size", "--busy-poll-us", "--rounds");
+        assertThat(run("bench", "--perftest-only", "--no-perftest")).isEqualTo(2);
+        assertThat(run("bench", "--perftest-only", "--latency-only")).isEqualTo(2);
+        assertThat(err.toString()).contains("--duration", "--size", "--busy-poll-us", "--rounds", "--perftest-only");
     }
 
     @Test
