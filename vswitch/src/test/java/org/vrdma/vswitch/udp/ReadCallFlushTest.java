@@ -6,10 +6,8 @@ import static org.vrdma.vswitch.udp.UdpTestHosts.count;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -20,21 +18,11 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ReadCallFlushTest {
-    private EventLoopGroup group;
-    private VSwitchHost a;
-    private VSwitchHost b;
+    @AutoClose
+    private final UdpTestHosts.Pair hosts = new UdpTestHosts.Pair("readcall");
 
-    @BeforeEach
-    void start() throws Exception {
-        group = UdpTestHosts.epollGroup(2, "readcall");
-        a = UdpTestHosts.loopbackHost(group, "a");
-        b = UdpTestHosts.loopbackHost(group, "b");
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        UdpTestHosts.closeAll(group, a, b);
-    }
+    private final VSwitchHost a = hosts.a;
+    private final VSwitchHost b = hosts.b;
 
     @Test
     void whatAReadCallQueuedLeavesBeforeTheBurstEndsAndItsFlushTaskFindsNothing() {

@@ -6,11 +6,9 @@ import static org.vrdma.vswitch.udp.UdpTestHosts.count;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoopGroup;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.vrdma.vswitch.pipeline.UnderlayPort;
@@ -25,21 +23,11 @@ class SendArenaReuseTest {
     private static final int DATAGRAMS_PER_ROUND = 100;
     private static final int ROUNDS = 24;
 
-    private EventLoopGroup group;
-    private VSwitchHost a;
-    private VSwitchHost b;
+    @AutoClose
+    private final UdpTestHosts.Pair hosts = new UdpTestHosts.Pair("arena");
 
-    @BeforeEach
-    void start() throws Exception {
-        group = UdpTestHosts.epollGroup(2, "arena");
-        a = UdpTestHosts.loopbackHost(group, "a");
-        b = UdpTestHosts.loopbackHost(group, "b");
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        UdpTestHosts.closeAll(group, a, b);
-    }
+    private final VSwitchHost a = hosts.a;
+    private final VSwitchHost b = hosts.b;
 
     @Test
     void fullArenasAreReusedAndAHeldFrameKeepsItsBytes() {

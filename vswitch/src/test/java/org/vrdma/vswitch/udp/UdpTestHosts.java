@@ -38,6 +38,38 @@ final class UdpTestHosts {
         }
     }
 
+    /**
+     * Two loopback hosts, a and b, on a two-loop epoll group: a test class's per-test fixture as an
+     * {@code @AutoClose} field.
+     */
+    static final class Pair implements AutoCloseable {
+        final EventLoopGroup group;
+        final VSwitchHost a;
+        final VSwitchHost b;
+
+        Pair(String name) {
+            group = epollGroup(2, name);
+            VSwitchHost first = null;
+            try {
+                first = loopbackHost(group, "a");
+                a = first;
+                b = loopbackHost(group, "b");
+            } catch (Exception e) {
+                try {
+                    closeAll(group, first);
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw new IllegalStateException("loopback hosts did not start", e);
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            closeAll(group, a, b);
+        }
+    }
+
     /** A counter of the host's underlay, read on its loop. */
     static long count(VSwitchHost host, ToLongFunction<NettyUnderlay> counter) {
         Long n = host.call(vs -> counter.applyAsLong(host.underlay()));

@@ -6,9 +6,8 @@ import static org.vrdma.vswitch.udp.UdpTestHosts.count;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -25,22 +24,16 @@ class WidenedBatchTest {
     private static final int ACK_BYTES = 70;
     private static final int SEND_BYTES = 130;
 
-    private EventLoopGroup group;
-    private VSwitchHost a;
-    private VSwitchHost b;
+    @AutoClose
+    private final UdpTestHosts.Pair hosts = new UdpTestHosts.Pair("widen");
+
+    private final VSwitchHost a = hosts.a;
+    private final VSwitchHost b = hosts.b;
 
     @BeforeEach
-    void start() throws Exception {
-        group = UdpTestHosts.epollGroup(2, "widen");
-        a = UdpTestHosts.loopbackHost(group, "a");
-        b = UdpTestHosts.loopbackHost(group, "b");
+    void start() {
         assertThat(a.gsoActive()).as("GSO on epoll").isTrue();
         assertThat(b.groActive()).as("GRO on epoll").isTrue();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        UdpTestHosts.closeAll(group, a, b);
     }
 
     @Test
