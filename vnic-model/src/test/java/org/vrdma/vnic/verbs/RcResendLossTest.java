@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.vrdma.runtime.FaultConfig;
-import org.vrdma.vnic.transport.RateWindowSource;
 import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
 
@@ -80,38 +79,11 @@ class RcResendLossTest {
         }
     }
 
-    /** One packet in flight at line rate (HPCC's window in an incast); counts the resends it hears of. */
-    static final class OnePacketWindow implements RateWindowSource {
-        int resends;
-
-        @Override
-        public long rateBps() {
-            return 100_000_000_000L;
-        }
-
-        @Override
-        public long windowBytes() {
-            return 4096;
-        }
-
-        @Override
-        public void onResend(final long nowNs) {
-            resends++;
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(RecoveryMode.class)
     void aRoundTripThatGrowsPastTheProbeTimeIsLearntNotProbedAtEveryPacket(RecoveryMode mode) {
         OnePacketWindow[] cc = {null};
-        TransportConfig config = TransportConfig.defaults().withRateWindowFactory((qpn, line, rtt, window) -> {
-            OnePacketWindow w = new OnePacketWindow();
-            if (cc[0] == null) {
-                cc[0] = w;
-            }
-            return w;
-        });
-        try (Fabric f = new Fabric(42, Fabric.fastLink(), config)) {
+        try (Fabric f = new Fabric(42, Fabric.fastLink(), OnePacketWindow.config(cc))) {
             QueuePair[] qp = connect(f, mode);
             warmUp(f, qp[0]);
             // The ACKs now wait 60 µs more (a queue on the way back): 70 µs round trips, seven times

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.vrdma.runtime.FaultConfig;
-import org.vrdma.vnic.transport.RateWindowSource;
 import org.vrdma.vnic.transport.RecoveryMode;
-import org.vrdma.vnic.transport.TransportConfig;
 
 /**
  * Spurious retransmission timeouts, as in HPCC's 32:1 incast: a one-packet window whose round trip
@@ -19,41 +17,8 @@ import org.vrdma.vnic.transport.TransportConfig;
 class RcSpuriousTimeoutTest {
     private static final int LEN = 64 * 4096;
 
-    /** One packet in flight at line rate; counts timeouts and spurious-timeout verdicts. */
-    static final class OnePacketWindow implements RateWindowSource {
-        int timeouts;
-        int spurious;
-
-        @Override
-        public long rateBps() {
-            return 100_000_000_000L;
-        }
-
-        @Override
-        public long windowBytes() {
-            return 4096;
-        }
-
-        @Override
-        public void onTimeout(final long nowNs) {
-            timeouts++;
-        }
-
-        @Override
-        public void onSpuriousTimeout(final long nowNs) {
-            spurious++;
-        }
-    }
-
     private static Fabric fabric(final long seed, final OnePacketWindow[] cc) {
-        TransportConfig config = TransportConfig.defaults().withRateWindowFactory((qpn, line, rtt, window) -> {
-            OnePacketWindow w = new OnePacketWindow();
-            if (cc[0] == null) {
-                cc[0] = w;
-            }
-            return w;
-        });
-        return new Fabric(seed, Fabric.fastLink(), config);
+        return new Fabric(seed, Fabric.fastLink(), OnePacketWindow.config(cc));
     }
 
     private static QueuePair[] connectAndWarmUp(final Fabric f, final RecoveryMode mode) {
