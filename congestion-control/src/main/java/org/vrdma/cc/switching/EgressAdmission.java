@@ -36,7 +36,22 @@ public final class EgressAdmission {
      */
     public int onArrival(
             final long queueBytes, final int packetBytes, final boolean ecnCapable, final RandomGenerator random) {
-        if (!tailDrop.admits(queueBytes, packetBytes)) {
+        return decide(tailDrop.bufferBytes(), marker, queueBytes, packetBytes, ecnCapable, random);
+    }
+
+    /**
+     * {@link #onArrival} of an admission with a buffer of {@code bufferBytes} and {@code marker}
+     * (or null), for a caller that keeps the two itself: an egress queue on a per-packet path then
+     * reads its own fields instead of two more objects.
+     */
+    public static int decide(
+            final long bufferBytes,
+            final RedEcnMarker marker,
+            final long queueBytes,
+            final int packetBytes,
+            final boolean ecnCapable,
+            final RandomGenerator random) {
+        if (!TailDrop.admits(bufferBytes, queueBytes, packetBytes)) {
             return DROP;
         }
         if (ecnCapable && marker != null && marker.shouldMark(queueBytes, random)) {

@@ -14,6 +14,11 @@ public final class TailDrop {
 
     /** Whether a packet of {@code packetBytes} fits behind {@code queueBytes}. */
     public boolean admits(final long queueBytes, final int packetBytes) {
+        return admits(bufferBytes, queueBytes, packetBytes);
+    }
+
+    /** {@link #admits(long, int)} of a buffer of {@code bufferBytes}. */
+    public static boolean admits(final long bufferBytes, final long queueBytes, final int packetBytes) {
         return queueBytes + packetBytes <= bufferBytes;
     }
 

@@ -49,7 +49,11 @@ final class RcRequester {
      * Entries never written read as 0.
      */
     private long[] lastSentNs;
-    /** Time of the first transmission of each tracked PSN, indexed as {@link #lastSentNs}. */
+    /**
+     * Time of the first transmission of each tracked PSN, indexed as {@link #lastSentNs}; null until
+     * the first resend (until then every packet's first transmission is its last), so a flow that
+     * never resends carries one array of send times, not two.
+     */
     private long[] firstSentNs;
 
     private int sentBasePsn;
@@ -738,7 +742,7 @@ final class RcRequester {
     /** When {@code psn} (tracked) was first sent; 0 if never. */
     private long firstSentNs(final int psn) {
         if (firstSentNs == null) {
-            return 0;
+            return sentNs(psn); // nothing resent yet: first and last transmissions are one
         }
         final int i = (psn - sentBasePsn) & trackMask;
         return i < firstSentNs.length ? firstSentNs[i] : 0;
@@ -748,16 +752,21 @@ final class RcRequester {
         if (lastSentNs == null) {
             sentBasePsn = psn;
             lastSentNs = new long[Math.min(trackMask + 1, INITIAL_SENT_TRACK)];
-            firstSentNs = new long[lastSentNs.length];
         }
         final int i = (psn - sentBasePsn) & trackMask;
         if (i >= lastSentNs.length) {
             final int n = Integer.highestOneBit(i) << 1;
             lastSentNs = java.util.Arrays.copyOf(lastSentNs, n);
-            firstSentNs = java.util.Arrays.copyOf(firstSentNs, n);
+            if (firstSentNs != null) {
+                firstSentNs = java.util.Arrays.copyOf(firstSentNs, n);
+            }
+        }
+        if (retx && firstSentNs == null) {
+            // The first resend: the first transmissions so far are the last ones.
+            firstSentNs = lastSentNs.clone();
         }
         lastSentNs[i] = nowNs;
-        if (!retx) {
+        if (firstSentNs != null && !retx) {
             firstSentNs[i] = nowNs;
         }
     }

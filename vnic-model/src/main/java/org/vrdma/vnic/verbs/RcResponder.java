@@ -35,14 +35,17 @@ final class RcResponder {
     private final TransportCounters counters;
     private final RecoveryMode mode;
     private final ReceivePlacement recv;
+    /**
+     * Contexts of multi-packet WRITEs being placed, made when a slot is first needed (a flow's
+     * responder of one message at a time uses one): null slots are free.
+     */
     private final WriteContext[] writes = new WriteContext[WRITE_CONTEXTS];
     /** Context of a single-packet WRITE: its RETH says everything, so it never enters the table. */
     private final WriteContext single = new WriteContext();
 
-    private final int[] atomicPsn = new int[ATOMIC_REPLAY_SLOTS];
-    private final long[] atomicOriginal = new long[ATOMIC_REPLAY_SLOTS];
-    private final boolean[] atomicValid = new boolean[ATOMIC_REPLAY_SLOTS];
-    private int atomicNext;
+    /** Answers of the last atomics executed, for duplicates; made at the first atomic (most QPs do none). */
+    private AtomicReplay atomics;
+
     private final PsnBitmap received;
     private final PsnBitmap endsMessage;
     private final int ackCoalesce;
@@ -58,6 +61,14 @@ final class RcResponder {
     private boolean duplicateAckOwed;
     /** The deferred ACK's timer: an ACK a packet asked for leaves after the packets received with it. */
     private long ackTimerId = TimerService.NO_TIMER;
+
+    /** The original values the last {@link #ATOMIC_REPLAY_SLOTS} atomics returned, by PSN. */
+    private static final class AtomicReplay {
+        final int[] psn = new int[ATOMIC_REPLAY_SLOTS];
+        final long[] original = new long[ATOMIC_REPLAY_SLOTS];
+        final boolean[] valid = new boolean[ATOMIC_REPLAY_SLOTS];
+        int next;
+    }
 
     /** A WRITE message being placed: where its packets go. */
     private static final class WriteContext {
@@ -75,9 +86,6 @@ final class RcResponder {
         this.counters = qp.countersRef();
         this.mode = mode;
         this.recv = recv;
-        for (int i = 0; i < writes.length; i++) {
-            writes[i] = new WriteContext();
-        }
         this.received = new PsnBitmap(device.config().sackWindowPackets());
         this.endsMessage = new PsnBitmap(device.config().sackWindowPackets());
         this.ackCoalesce = Math.max(1, device.config().ackCoalescePackets());
@@ -98,10 +106,12 @@ final class RcResponder {
         received.clearAll();
         endsMessage.clearAll();
         for (final WriteContext c : writes) {
-            c.live = false;
+            if (c != null) {
+                c.live = false;
+            }
         }
-        for (int i = 0; i < ATOMIC_REPLAY_SLOTS; i++) {
-            atomicValid[i] = false;
+        if (atomics != null) {
+            java.util.Arrays.fill(atomics.valid, false);
         }
     }
 
@@ -285,11 +295,15 @@ final class RcResponder {
             nakError(p, Aeth.NAK_REMOTE_ACCESS_ERROR);
             return;
         }
-        final int slot = atomicNext;
-        atomicNext = (atomicNext + 1) % ATOMIC_REPLAY_SLOTS;
-        atomicPsn[slot] = p.psn;
-        atomicOriginal[slot] = original;
-        atomicValid[slot] = true;
+        if (atomics == null) {
+            atomics = new AtomicReplay();
+        }
+        final AtomicReplay a = atomics;
+        final int slot = a.next;
+        a.next = (a.next + 1) % ATOMIC_REPLAY_SLOTS;
+        a.psn[slot] = p.psn;
+        a.original[slot] = original;
+        a.valid[slot] = true;
         msn = (msn + 1) & Psn.MASK;
         ePsn = Psn.next(ePsn);
         unacked = 0;
@@ -392,9 +406,10 @@ final class RcResponder {
                 }
             }
         } else if (op == Opcodes.RC_COMPARE_SWAP || op == Opcodes.RC_FETCH_ADD) {
-            for (int i = 0; i < ATOMIC_REPLAY_SLOTS; i++) {
-                if (atomicValid[i] && atomicPsn[i] == p.psn) {
-                    sendAtomicAck(p.psn, atomicOriginal[i]);
+            final AtomicReplay a = atomics;
+            for (int i = 0; a != null && i < ATOMIC_REPLAY_SLOTS; i++) {
+                if (a.valid[i] && a.psn[i] == p.psn) {
+                    sendAtomicAck(p.psn, a.original[i]);
                     return;
                 }
             }
@@ -504,17 +519,26 @@ final class RcResponder {
             free = single;
         } else {
             int available = 0;
-            for (final WriteContext c : writes) {
-                if (!c.live || Psn.le(Psn.add(c.firstPsn, c.numPackets), ePsn)) {
-                    c.live = false;
+            int freeSlot = -1;
+            for (int i = 0; i < writes.length; i++) {
+                final WriteContext c = writes[i];
+                if (c == null || !c.live || Psn.le(Psn.add(c.firstPsn, c.numPackets), ePsn)) {
+                    if (c != null) {
+                        c.live = false;
+                    }
                     available++;
-                    if (free == null) {
-                        free = c;
+                    if (freeSlot < 0) {
+                        freeSlot = i;
                     }
                 }
             }
             if (available <= reserve) {
                 return null;
+            }
+            free = writes[freeSlot];
+            if (free == null) {
+                free = new WriteContext();
+                writes[freeSlot] = free;
             }
         }
         final MemoryRegion mr = checkedRegion; // openWrite follows a successful checkRemote
@@ -529,7 +553,7 @@ final class RcResponder {
 
     private WriteContext findWrite(final int psn) {
         for (final WriteContext c : writes) {
-            if (c.live && Psn.inRange(psn, c.firstPsn, c.numPackets)) {
+            if (c != null && c.live && Psn.inRange(psn, c.firstPsn, c.numPackets)) {
                 return c;
             }
         }

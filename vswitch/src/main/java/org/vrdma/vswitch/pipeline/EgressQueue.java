@@ -3,7 +3,7 @@ package org.vrdma.vswitch.pipeline;
 import io.netty.buffer.ByteBuf;
 import java.util.random.RandomGenerator;
 import org.vrdma.cc.switching.EgressAdmission;
-import org.vrdma.cc.switching.TailDrop;
+import org.vrdma.cc.switching.RedEcnMarker;
 import org.vrdma.runtime.FaultInjector;
 import org.vrdma.runtime.LinkModel;
 import org.vrdma.runtime.SeededRandoms;
@@ -38,7 +38,10 @@ public final class EgressQueue {
     private final FaultInjector controlFaults;
 
     private EgressConfig config;
-    private EgressAdmission admission;
+    /** Admission's buffer and marker, kept here rather than in an {@link EgressAdmission} of their own. */
+    private long bufferBytes;
+
+    private RedEcnMarker marker;
     private long rateBps;
 
     private ByteBuf[] ring = new ByteBuf[64];
@@ -77,7 +80,8 @@ public final class EgressQueue {
     public void config(EgressConfig config) {
         this.config = config;
         this.rateBps = config.rateBps();
-        this.admission = new EgressAdmission(new TailDrop(config.bufferBytes()), config.ecnMarker());
+        this.bufferBytes = config.bufferBytes();
+        this.marker = config.ecnMarker();
         dataFaults.config(config.dataFaults());
         controlFaults.config(config.controlFaults());
     }
@@ -91,7 +95,7 @@ public final class EgressQueue {
      * caller releases it), {@link EgressAdmission#ENQUEUE} or {@link EgressAdmission#ENQUEUE_CE}.
      */
     public int onArrival(int bytes, boolean ecnCapable) {
-        int verdict = admission.onArrival(queuedBytes, bytes, ecnCapable, markRandom);
+        int verdict = EgressAdmission.decide(bufferBytes, marker, queuedBytes, bytes, ecnCapable, markRandom);
         if (verdict == EgressAdmission.DROP) {
             bufferDrops++;
         }
@@ -116,6 +120,16 @@ public final class EgressQueue {
         int tail = (head + count) & (ring.length - 1);
         ring[tail] = packet;
         tags[tail] = tag;
+        return enqueueCounted(bytes, nowNs);
+    }
+
+    /**
+     * As {@link #enqueue}, for a caller that keeps the queued packets and their tags itself, in
+     * arrival order (then it takes the head off with {@link #removeCountedHead}, never {@link
+     * #removeHead}, and reads neither {@link #headPacket} nor {@link #headTag}): the queue counts
+     * the packet and its bytes and times its serialisation, without touching a ring of its own.
+     */
+    public long enqueueCounted(int bytes, long nowNs) {
         count++;
         queuedBytes += bytes;
         if (queuedBytes > queueHighWaterBytes) {
@@ -169,6 +183,16 @@ public final class EgressQueue {
     public long removeHead(int bytes) {
         ring[head] = null;
         head = (head + 1) & (ring.length - 1);
+        return removeCountedHead(bytes);
+    }
+
+    /**
+     * Takes the finished head (of {@code bytes}) off a queue whose packets the caller keeps (see
+     * {@link #enqueueCounted}).
+     *
+     * @return bytes still queued
+     */
+    public long removeCountedHead(int bytes) {
         count--;
         queuedBytes -= bytes;
         lastDonePs = headDonePs;

@@ -154,4 +154,56 @@ class EgressQueueTest {
         assertThat(a.dataLost()).isBetween(1300L, 1700L);
         assertThat(a.controlLost()).isBetween(350L, 650L);
     }
+
+    @Test
+    void aQueueWhoseCallerKeepsThePacketsAdmitsMarksAndTimesAsOneThatHoldsThem() {
+        // Bursts beyond a 10 Gbit/s link into a 60 kB buffer with RED marking between 10 and 40 kB:
+        // tail drops, marks and back-to-back departures, the same from both queues.
+        EgressConfig config = EgressConfig.of(10_000_000_000L, 60_000).withEcn(new RedEcnMarker(10_000, 40_000, 0.5));
+        EgressQueue holding = new EgressQueue("q", config, new SeededRandoms(7), 0);
+        EgressQueue counting = new EgressQueue("q", config, new SeededRandoms(7), 0);
+        java.util.ArrayDeque<Integer> kept = new java.util.ArrayDeque<>();
+        java.util.Random draw = new java.util.Random(3);
+        long nowNs = 0;
+        int drops = 0;
+        int marks = 0;
+        int departures = 0;
+        for (int i = 0; i < 5000; i++) {
+            nowNs += draw.nextInt(2000);
+            // Departures due by now, from both.
+            while (holding.headDoneBy(nowNs)) {
+                assertThat(counting.headDoneBy(nowNs)).isTrue();
+                assertThat(counting.headDeadlineNs()).isEqualTo(holding.headDeadlineNs());
+                int bytes = (int) holding.headTag();
+                holding.headPacket().release();
+                assertThat(counting.removeCountedHead(kept.poll())).isEqualTo(holding.removeHead(bytes));
+                departures++;
+                if (holding.queuedPackets() > 0) {
+                    holding.startNextHead((int) holding.headTag());
+                    counting.startNextHead(kept.peek());
+                }
+            }
+            assertThat(counting.headDoneBy(nowNs)).isFalse();
+            int bytes = 64 + draw.nextInt(4100);
+            int verdict = holding.onArrival(bytes, true);
+            assertThat(counting.onArrival(bytes, true)).isEqualTo(verdict);
+            if (verdict == EgressAdmission.DROP) {
+                drops++;
+                continue;
+            }
+            if (verdict == EgressAdmission.ENQUEUE_CE) {
+                marks++;
+            }
+            kept.add(bytes);
+            assertThat(counting.enqueueCounted(bytes, nowNs)).isEqualTo(holding.enqueue(packet(), bytes, bytes, nowNs));
+            assertThat(counting.queuedBytes()).isEqualTo(holding.queuedBytes());
+            assertThat(counting.queuedPackets()).isEqualTo(holding.queuedPackets());
+        }
+        assertThat(drops).isPositive();
+        assertThat(marks).isPositive();
+        assertThat(departures).isGreaterThan(1000);
+        assertThat(counting.bufferDrops()).isEqualTo(holding.bufferDrops());
+        assertThat(counting.queueHighWaterBytes()).isEqualTo(holding.queueHighWaterBytes());
+        holding.releaseAll();
+    }
 }

@@ -27,8 +27,9 @@ import org.vrdma.wire.Ipv4UdpHeaders;
  * for them when it next needs its queue's state: before admitting an arrival (every packet that
  * finished before that instant has left; one finishing at that very nanosecond leaves after the
  * arrival, as when the arrival's event came first) and before handing packets to the far end. The
- * departed packets wait in a ring until their arrival time, and one timer is armed for the earliest
- * arrival. With faults (loss, duplication, delay, reordering: rare, in small labs) packets leave at
+ * port keeps the packets itself, queued and departed alike, in one ring in arrival order (the queue
+ * only counts and times them): a packet stays in its slot from its arrival at the port to its
+ * arrival at the far end, and one timer is armed for the earliest arrival. With faults (loss, duplication, delay, reordering: rare, in small labs) packets leave at
  * a departure event of their own, as in {@code EgressPort}, and cross a {@link Wire}; those a fault
  * delays wait in a {@link DelayLine} first (equal delays keep their order). Allocates nothing per
  * packet once its rings have grown.
@@ -56,12 +57,17 @@ final class FabricPort implements TimerHandler {
     /** No fault configured: departures skip the fault draw (PFC ports have departure events without faults). */
     private final boolean faultFree;
 
-    // Direct mode: departed packets on the link, in departure order.
-    private ByteBuf[] flight = new ByteBuf[16];
-    /** Per packet in flight: its tag and its arrival time at the far end, side by side (one cache line). */
-    private long[] flightTagAndArrivalNs = new long[32];
+    // Direct mode: the packets on the link (departed, in departure order) followed by those queued.
+    private ByteBuf[] ring = new ByteBuf[16];
+    /**
+     * Per packet: its tag and, once it has departed, its arrival time at the far end, side by side
+     * (one cache line).
+     */
+    private long[] tagAndArrivalNs = new long[32];
 
-    private int flightHead;
+    /** The oldest packet on the link; the queue's head is {@link #flightCount} slots further. */
+    private int ringHead;
+
     private int flightCount;
     private boolean delivering;
 
@@ -164,17 +170,22 @@ final class FabricPort implements TimerHandler {
         }
         if (queue.cutsThrough()) {
             if (direct) {
-                leave(packet, tag, nowNs, 0);
+                // Nothing queued: the packet goes straight onto the link.
+                leave(putTail(packet, tag), tag, nowNs, 0);
                 armIfIdle();
             } else {
                 depart(packet, tag, nowNs, 0);
             }
             return;
         }
-        long deadlineNs = queue.enqueue(packet, tag, bytes, nowNs);
         if (direct) {
+            putTail(packet, tag);
+            queue.enqueueCounted(bytes, nowNs);
             armIfIdle();
-        } else if (deadlineNs != EgressQueue.NO_DEADLINE) {
+            return;
+        }
+        long deadlineNs = queue.enqueue(packet, tag, bytes, nowNs);
+        if (deadlineNs != EgressQueue.NO_DEADLINE) {
             armedTimer = timers.scheduleAt(deadlineNs, this);
         }
     }
@@ -351,6 +362,18 @@ final class FabricPort implements TimerHandler {
 
     // ---------------------------------------------------------------- direct mode (no faults)
 
+    /** Puts a packet in the ring's next free slot, after those queued; returns the slot. */
+    private int putTail(ByteBuf packet, long tag) {
+        int held = flightCount + queue.queuedPackets();
+        if (held == ring.length) {
+            growRing(held);
+        }
+        int tail = (ringHead + held) & (ring.length - 1);
+        ring[tail] = packet;
+        tagAndArrivalNs[2 * tail] = tag;
+        return tail;
+    }
+
     /** Moves every packet whose serialisation ended by {@code limitNs} from the queue onto the link. */
     private void leaveBy(long limitNs) {
         while (queue.queuedPackets() > 0) {
@@ -358,30 +381,25 @@ final class FabricPort implements TimerHandler {
             if (departNs > limitNs) {
                 return;
             }
-            ByteBuf packet = queue.headPacket();
-            long tag = queue.headTag();
-            long left = queue.removeHead(FrameTag.bytes(tag));
+            int mask = ring.length - 1;
+            int slot = (ringHead + flightCount) & mask;
+            long tag = tagAndArrivalNs[2 * slot];
+            long left = queue.removeCountedHead(FrameTag.bytes(tag));
             if (queue.queuedPackets() > 0) {
-                queue.startNextHead(FrameTag.bytes(queue.headTag()));
+                queue.startNextHead(FrameTag.bytes(tagAndArrivalNs[2 * ((slot + 1) & mask)]));
             }
-            leave(packet, tag, departNs, left);
+            leave(slot, tag, departNs, left);
         }
     }
 
-    /** A packet leaves the queue at {@code departNs}: counted, INT-stamped, on the link. */
-    private void leave(ByteBuf packet, long tag, long departNs, long queueBytesLeft) {
+    /** The packet in {@code slot} leaves the queue at {@code departNs}: counted, INT-stamped, on the link. */
+    private void leave(int slot, long tag, long departNs, long queueBytesLeft) {
         long txBytes = queue.onTransmit(FrameTag.bytes(tag));
         if (intStamping && FrameTag.mayCarryOptions(tag)) {
-            stampInt(packet, queueBytesLeft, txBytes, departNs);
+            stampInt(ring[slot], queueBytesLeft, txBytes, departNs);
         }
         queue.onFaultFreeDeparture(FrameTag.control(tag)); // no faults: nothing to draw
-        if (flightCount == flight.length) {
-            growFlight();
-        }
-        int tail = (flightHead + flightCount) & (flight.length - 1);
-        flight[tail] = packet;
-        flightTagAndArrivalNs[2 * tail] = tag;
-        flightTagAndArrivalNs[2 * tail + 1] = departNs + propagationNs;
+        tagAndArrivalNs[2 * slot + 1] = departNs + propagationNs;
         flightCount++;
     }
 
@@ -390,11 +408,11 @@ final class FabricPort implements TimerHandler {
         leaveBy(nowNs - propagationNs);
         delivering = true;
         try {
-            while (flightCount > 0 && flightTagAndArrivalNs[2 * flightHead + 1] <= nowNs) {
-                ByteBuf f = flight[flightHead];
-                long tag = flightTagAndArrivalNs[2 * flightHead];
-                flight[flightHead] = null;
-                flightHead = (flightHead + 1) & (flight.length - 1);
+            while (flightCount > 0 && tagAndArrivalNs[2 * ringHead + 1] <= nowNs) {
+                ByteBuf f = ring[ringHead];
+                long tag = tagAndArrivalNs[2 * ringHead];
+                ring[ringHead] = null;
+                ringHead = (ringHead + 1) & (ring.length - 1);
                 flightCount--;
                 output.onFrame(f, tag, nowNs);
             }
@@ -413,7 +431,7 @@ final class FabricPort implements TimerHandler {
         }
         long nextNs;
         if (flightCount > 0) {
-            nextNs = flightTagAndArrivalNs[2 * flightHead + 1];
+            nextNs = tagAndArrivalNs[2 * ringHead + 1];
         } else if (queue.queuedPackets() > 0) {
             nextNs = queue.headDeadlineNs() + propagationNs;
         } else {
@@ -422,19 +440,20 @@ final class FabricPort implements TimerHandler {
         armedTimer = timers.scheduleAt(nextNs, this);
     }
 
-    private void growFlight() {
-        int n = flight.length;
-        ByteBuf[] f = new ByteBuf[n * 2];
+    /** Doubles the ring, which holds {@code held} packets from {@link #ringHead} on. */
+    private void growRing(int held) {
+        int n = ring.length;
+        ByteBuf[] r = new ByteBuf[n * 2];
         long[] m = new long[n * 4];
-        for (int i = 0; i < flightCount; i++) {
-            int j = (flightHead + i) & (n - 1);
-            f[i] = flight[j];
-            m[2 * i] = flightTagAndArrivalNs[2 * j];
-            m[2 * i + 1] = flightTagAndArrivalNs[2 * j + 1];
+        for (int i = 0; i < held; i++) {
+            int j = (ringHead + i) & (n - 1);
+            r[i] = ring[j];
+            m[2 * i] = tagAndArrivalNs[2 * j];
+            m[2 * i + 1] = tagAndArrivalNs[2 * j + 1];
         }
-        flight = f;
-        flightTagAndArrivalNs = m;
-        flightHead = 0;
+        ring = r;
+        tagAndArrivalNs = m;
+        ringHead = 0;
     }
 
     // ---------------------------------------------------------------- with faults
@@ -488,14 +507,18 @@ final class FabricPort implements TimerHandler {
             timers.cancel(pfc.pauseTimer);
             pfc.pauseTimer = TimerService.NO_TIMER;
         }
-        queue.releaseAll();
-        while (flightCount > 0) {
-            flight[flightHead].release();
-            flight[flightHead] = null;
-            flightHead = (flightHead + 1) & (flight.length - 1);
-            flightCount--;
-        }
-        if (!direct) {
+        if (direct) {
+            int held = flightCount + queue.queuedPackets();
+            for (int i = 0; i < held; i++) {
+                int j = (ringHead + i) & (ring.length - 1);
+                if (ring[j] != null) { // closed before: the queue still counts them
+                    ring[j].release();
+                    ring[j] = null;
+                }
+            }
+            flightCount = 0;
+        } else {
+            queue.releaseAll();
             delayed.close();
             wire.close();
         }
