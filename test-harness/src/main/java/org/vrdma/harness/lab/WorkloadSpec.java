@@ -75,11 +75,38 @@ public sealed interface WorkloadSpec {
      * duration).
      *
      * @param cdf {@code websearch} (Alizadeh et al., DCTCP, SIGCOMM 2010), {@code fbHadoop} (Roy et al.,
-     *     SIGCOMM 2015), or the path of a CDF file (lines {@code bytes cumulative-percent})
+     *     SIGCOMM 2015), or the path of a CDF file (lines {@code bytes cumulative-percent}), relative to
+     *     the lab file's directory when the lab is loaded from a file
+     * @param cdfPoints the CDF's points {@code [bytes, percent]}, or null to read {@code cdf}; {@link
+     *     LabLoader#load} fills them from a CDF file, so results (which embed the lab) replay without it
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Poisson(String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc)
-            implements WorkloadSpec {}
+    record Poisson(
+            String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc, List<double[]> cdfPoints)
+            implements WorkloadSpec {
+
+        /** Without the CDF's points: {@code cdf} names a built-in distribution or a file. */
+        public Poisson(String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc) {
+            this(cdf, load, hosts, startUs, stopUs, cc, null);
+        }
+
+        /** The distribution: {@code cdfPoints} when given (then {@code cdf} only names it), else {@code cdf}. */
+        public FlowSizeCdf flowSizeCdf() {
+            return cdfPoints != null
+                    ? FlowSizeCdf.of(cdf == null ? "cdfPoints" : cdf, cdfPoints)
+                    : FlowSizeCdf.named(cdf);
+        }
+
+        /** A copy at another load. */
+        public Poisson withLoad(double newLoad) {
+            return new Poisson(cdf, newLoad, hosts, startUs, stopUs, cc, cdfPoints);
+        }
+
+        /** A copy carrying the points of {@code distribution}. */
+        public Poisson withCdfPoints(FlowSizeCdf distribution) {
+            return new Poisson(cdf, load, hosts, startUs, stopUs, cc, distribution.points());
+        }
+    }
 
     /** Explicit flows, e.g. long flows starting one after another for a fairness/convergence run. */
     @JsonInclude(JsonInclude.Include.NON_NULL)

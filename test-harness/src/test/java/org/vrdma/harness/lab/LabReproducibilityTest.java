@@ -43,6 +43,44 @@ class LabReproducibilityTest {
     }
 
     @Test
+    void aUserCdfNextToTheLabFileIsFoundAndTheResultsReplayWithoutIt(@TempDir Path dir) throws Exception {
+        // As a user writes it: the lab names its CDF file relative to itself, and is run from
+        // another working directory.
+        Path labs = Files.createDirectories(dir.resolve("labs"));
+        Files.writeString(labs.resolve("sizes.cdf"), "# mine\n0 0\n4096 50\n65536 90\n1048576 100\n");
+        Path file = labs.resolve("mine.yaml");
+        Files.writeString(file, """
+                name: mine
+                seed: 5
+                durationUs: 200
+                drainUs: 5000
+                topology: {type: star, hosts: 4}
+                workloads:
+                  - {type: poisson, cdf: sizes.cdf, load: 0.5}
+                """);
+        Lab lab = LabLoader.load(file);
+        WorkloadSpec.Poisson p = (WorkloadSpec.Poisson) lab.workloads().getFirst();
+        assertThat(p.cdf()).isEqualTo("sizes.cdf");
+        assertThat(p.cdfPoints()).hasSize(4);
+        String first = run(lab);
+        LabResults r = LabLoader.json().readValue(first, LabResults.class);
+        assertThat(r.flows()).isNotEmpty().allMatch(f -> f.bytes() <= 1_048_576);
+        // The file changes (or is gone): the results file still replays the run byte for byte.
+        Files.writeString(labs.resolve("sizes.cdf"), "0 0\n10 100\n");
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, first);
+        assertThat(run(LabLoader.load(results))).isEqualTo(first);
+        Files.delete(labs.resolve("sizes.cdf"));
+        assertThat(run(LabLoader.load(results))).isEqualTo(first);
+        // A file that is nowhere is an error naming the field and where it was looked for.
+        assertThatThrownBy(() -> LabLoader.load(file))
+                .isInstanceOf(LabException.class)
+                .hasMessageContaining("workloads[0].cdf")
+                .hasMessageContaining("sizes.cdf")
+                .hasMessageContaining(labs.toString());
+    }
+
+    @Test
     void sameSeedGivesByteIdenticalJson() throws Exception {
         Lab lab = LabLoader.parse(STAR, false);
         String first = run(lab);
