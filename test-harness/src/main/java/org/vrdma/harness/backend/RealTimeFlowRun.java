@@ -37,6 +37,9 @@ final class RealTimeFlowRun {
     /** Queue pairs a host may need (its vNIC has 1024): every flow is a QP at each end. */
     static final int MAX_QPS_PER_HOST = 1000;
 
+    /** What an agent prints when host 0's barrier lets the run start. */
+    private static final Pattern GO = Pattern.compile("(?m)^go$");
+
     private static final Pattern CALIBRATION = Pattern.compile("calibration baseNs=(\\d+) rateBps=(\\d+)");
     private static final Pattern FLOW =
             Pattern.compile("(?m)^flow (-?\\d+) start=(-?\\d+) end=(-?\\d+) acked=(\\d+) status=(\\S+)$");
@@ -108,12 +111,22 @@ final class RealTimeFlowRun {
             Duration limit = Duration.ofNanos(runNs).plusSeconds(180);
             long deadline = System.nanoTime() + limit.toNanos();
             List<String> outputs = new ArrayList<>();
+            long startNs = System.nanoTime();
+            long goNs = -1;
             for (int h = 0; h < runs.size(); h++) {
                 HostRun r = runs.get(h);
                 while (!r.finished() && System.nanoTime() - deadline < 0) {
-                    // Agents report flows only when they end: the count completed is not known before.
-                    progress.onTime(
-                            Math.min(runNs, elapsed(deadline, limit)), durationNs, runNs - durationNs, -1, plan.size());
+                    // Lab time starts at the agents' GO, after every flow's QPs are connected (seconds
+                    // for a thousand flows), where host 0's output shows it; agents report flows only
+                    // when they end, so the count completed is not known before.
+                    HostRun first = runs.getFirst();
+                    if (goNs < 0
+                            && (!first.outputWhileRunning()
+                                    || GO.matcher(first.output()).find())) {
+                        goNs = first.outputWhileRunning() ? System.nanoTime() : startNs;
+                    }
+                    long labNs = goNs < 0 ? 0 : Math.min(runNs, System.nanoTime() - goNs);
+                    progress.onTime(labNs, durationNs, runNs - durationNs, -1, plan.size());
                     Thread.sleep(200); // not await(): a run that outlives await's timeout is killed
                 }
                 int exit = r.await(Duration.ofSeconds(1));
@@ -130,10 +143,6 @@ final class RealTimeFlowRun {
                 r.kill();
             }
         }
-    }
-
-    private static long elapsed(long deadline, Duration limit) {
-        return System.nanoTime() - (deadline - limit.toNanos());
     }
 
     /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
