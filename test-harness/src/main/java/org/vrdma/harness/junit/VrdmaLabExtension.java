@@ -12,6 +12,7 @@ import org.junit.platform.commons.support.AnnotationSupport;
 import org.vrdma.harness.backend.LabHost;
 import org.vrdma.harness.backend.LabPlan;
 import org.vrdma.harness.backend.RunningLab;
+import org.vrdma.harness.backend.StaleLabs;
 import org.vrdma.verbs.IbvContext;
 
 /**
@@ -78,10 +79,20 @@ public final class VrdmaLabExtension implements BeforeEachCallback, ParameterRes
 
     private record Config(String backend, LabPlan plan) {}
 
+    /** Backends whose stale labs this JVM has removed already. */
+    private static final java.util.Set<String> SWEPT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     @Override
     public void beforeEach(ExtensionContext context) throws Exception {
         Config c = config != null ? config : fromAnnotation(context);
         String backend = System.getProperty(BACKEND_PROPERTY, c.backend());
+        if (SWEPT.add(backend)) {
+            // A test JVM killed before (a CI timeout) ran no shutdown hook: remove what its labs left.
+            StaleLabs.Report swept = StaleLabs.remove(RunningLab.idPrefix(), false, backend.equals("docker"));
+            if (!swept.removed().isEmpty()) {
+                System.err.println("vrdma lab: removed what killed labs left behind: " + swept.removed());
+            }
+        }
         RunningLab lab = RunningLab.start(backend, c.plan());
         context.getStore(NAMESPACE).put(KEY, new Teardown(lab));
     }

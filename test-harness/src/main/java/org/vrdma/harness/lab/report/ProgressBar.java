@@ -148,9 +148,14 @@ final class ProgressBar implements RunProgress {
         return "[" + "#".repeat(filled) + ".".repeat(WIDTH - filled) + "]";
     }
 
-    /** The rest at the rate since {@code from}; none before any progress or once done. */
+    /**
+     * The rest at the rate since {@code from}; none before 1% of progress (the first sample after a
+     * real-time run's start covers microseconds, whose rate says nothing) or once done.
+     */
     private static String eta(double f, double from, double elapsedSeconds) {
-        return f > from && f < 1 ? String.format(Locale.ROOT, "ETA %.0f s", elapsedSeconds * (1 - f) / (f - from)) : "";
+        return f - from >= 0.01 && f < 1
+                ? String.format(Locale.ROOT, "ETA %.0f s", elapsedSeconds * (1 - f) / (f - from))
+                : "";
     }
 
     void finish() {
