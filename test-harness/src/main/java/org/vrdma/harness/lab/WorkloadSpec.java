@@ -82,7 +82,13 @@ public sealed interface WorkloadSpec {
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Poisson(
-            String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc, List<double[]> cdfPoints)
+            String cdf,
+            Double load,
+            List<String> hosts,
+            Long startUs,
+            Long stopUs,
+            CcSpec cc,
+            List<List<Double>> cdfPoints)
             implements WorkloadSpec {
 
         /** Without the CDF's points: {@code cdf} names a built-in distribution or a file. */
@@ -92,9 +98,19 @@ public sealed interface WorkloadSpec {
 
         /** The distribution: {@code cdfPoints} when given (then {@code cdf} only names it), else {@code cdf}. */
         public FlowSizeCdf flowSizeCdf() {
-            return cdfPoints != null
-                    ? FlowSizeCdf.of(cdf == null ? "cdfPoints" : cdf, cdfPoints)
-                    : FlowSizeCdf.named(cdf);
+            if (cdfPoints == null) {
+                return FlowSizeCdf.named(cdf);
+            }
+            String name = cdf == null ? "cdfPoints" : cdf;
+            List<double[]> points = new java.util.ArrayList<>();
+            for (int i = 0; i < cdfPoints.size(); i++) {
+                List<Double> p = cdfPoints.get(i);
+                if (p == null || p.size() != 2 || p.get(0) == null || p.get(1) == null) {
+                    throw new IllegalArgumentException(name + ": point " + (i + 1) + " is not [bytes, percent]");
+                }
+                points.add(new double[] {p.get(0), p.get(1)});
+            }
+            return FlowSizeCdf.of(name, points);
         }
 
         /** A copy at another load. */
@@ -104,7 +120,9 @@ public sealed interface WorkloadSpec {
 
         /** A copy carrying the points of {@code distribution}. */
         public Poisson withCdfPoints(FlowSizeCdf distribution) {
-            return new Poisson(cdf, load, hosts, startUs, stopUs, cc, distribution.points());
+            List<List<Double>> points =
+                    distribution.points().stream().map(p -> List.of(p[0], p[1])).toList();
+            return new Poisson(cdf, load, hosts, startUs, stopUs, cc, points);
         }
     }
 

@@ -78,7 +78,15 @@ public final class HtmlReport {
     /** FCT slowdown buckets as a table. */
     public HtmlReport buckets(List<LabResults.SizeBucket> buckets) {
         return table(
-                List.of("flow size", "flows", "p50", "p95", "p99", "mean FCT [us]"),
+                List.of(
+                        "flow size",
+                        "flows",
+                        "p50 slowdown",
+                        "p95 slowdown",
+                        "p99 slowdown",
+                        "mean FCT [us]",
+                        "p50 FCT [us]",
+                        "p99 FCT [us]"),
                 buckets.stream()
                         .map(b -> List.of(
                                 size(b.minBytes()) + " .. "
@@ -87,7 +95,9 @@ public final class HtmlReport {
                                 fmt(b.p50()),
                                 fmt(b.p95()),
                                 fmt(b.p99()),
-                                fmt(b.meanFctUs())))
+                                fmt(b.meanFctUs()),
+                                fmt(b.p50FctUs()),
+                                fmt(b.p99FctUs())))
                         .toList());
     }
 
