@@ -81,13 +81,10 @@ final class RealTimeFlowRun {
         if (network.hosts().size() < 2) {
             throw new LabException("topology", "flow workloads need two hosts at least");
         }
-        CcSpec cc = hostCc();
+        CcSpec cc = hostCc(lab, network);
+        List<FlowPlan.PlannedFlow> plan = plan(lab, network);
+        checkQps(network, plan);
         Calibration cal = calibrate(cc);
-        List<FlowPlan.PlannedFlow> plan = FlowPlan.of(
-                lab,
-                network,
-                org.vrdma.harness.lab.TopologyGenerator.hostLink(lab.topology()).rateBps());
-        checkQps(plan);
         long durationNs = lab.durationUs() * 1000;
         long runNs = durationNs + lab.drainUs() * 1000;
         long sampleNs = Math.max(lab.sampleIntervalUs() * 1000, 1_000_000);
@@ -146,7 +143,26 @@ final class RealTimeFlowRun {
     }
 
     /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
-    private CcSpec hostCc() {
+    /**
+     * What a real-time backend cannot run of {@code lab}'s flow workloads (congestion control other
+     * than one per lab, more flows than a host has QPs for), checked before any host comes up: a
+     * {@link LabException} naming the field, in milliseconds rather than after the hosts' start.
+     */
+    static void check(Lab lab, LabNetwork network) {
+        if (hasFlows(lab)) {
+            hostCc(lab, network);
+            checkQps(network, plan(lab, network));
+        }
+    }
+
+    private static List<FlowPlan.PlannedFlow> plan(Lab lab, LabNetwork network) {
+        return FlowPlan.of(
+                lab,
+                network,
+                org.vrdma.harness.lab.TopologyGenerator.hostLink(lab.topology()).rateBps());
+    }
+
+    private static CcSpec hostCc(Lab lab, LabNetwork network) {
         CcSpec cc = null;
         for (LabNetwork.LabHost h : network.hosts()) {
             CcSpec c = h.enis().getFirst().cc();
@@ -190,7 +206,7 @@ final class RealTimeFlowRun {
                 && String.valueOf(a == null ? null : a.config()).equals(String.valueOf(b == null ? null : b.config()));
     }
 
-    private void checkQps(List<FlowPlan.PlannedFlow> plan) {
+    private static void checkQps(LabNetwork network, List<FlowPlan.PlannedFlow> plan) {
         int[] qps = new int[network.hosts().size()];
         for (FlowPlan.PlannedFlow f : plan) {
             qps[f.src()]++;

@@ -57,6 +57,15 @@ public final class HtmlReport {
 
     /** The counters of a run as a two-column table. */
     public HtmlReport counters(LabResults.Counters c) {
+        return counters(c, true);
+    }
+
+    /**
+     * The counters of a run as a two-column table; without {@code linksModelled} (real-time backends,
+     * the machine's own links) link transmissions, ECN marks and drops say so instead of showing 0.
+     */
+    public HtmlReport counters(LabResults.Counters c, boolean linksModelled) {
+        String none = "not observable (real links)";
         return table(
                 List.of("counter", "value"),
                 List.of(
@@ -65,14 +74,14 @@ public final class HtmlReport {
                         List.of("packets sent by vNICs", Long.toString(c.txPackets())),
                         List.of(
                                 "link transmissions (every link, ACK/CNP included)",
-                                Long.toString(c.linkTransmissions())),
+                                linksModelled ? Long.toString(c.linkTransmissions()) : none),
                         List.of("retransmitted packets", Long.toString(c.retransmittedPackets())),
                         List.of("retransmission timeouts", Long.toString(c.timeouts())),
                         List.of("sequence NAKs", Long.toString(c.seqNaks())),
                         List.of("CNPs sent / received", c.cnpsSent() + " / " + c.cnpsReceived()),
-                        List.of("ECN marks", Long.toString(c.ecnMarks())),
-                        List.of("buffer drops", Long.toString(c.bufferDrops())),
-                        List.of("injected losses", Long.toString(c.injectedLosses()))));
+                        List.of("ECN marks", linksModelled ? Long.toString(c.ecnMarks()) : none),
+                        List.of("buffer drops", linksModelled ? Long.toString(c.bufferDrops()) : none),
+                        List.of("injected losses", linksModelled ? Long.toString(c.injectedLosses()) : none)));
     }
 
     /** FCT slowdown buckets as a table. */
