@@ -114,6 +114,7 @@ public final class HtmlReport {
         return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) + "</title>\n<style>"
                 + "body{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}"
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+                + "td{white-space:nowrap}"
                 + "th{background:#f4f4f4}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}"
                 + "pre{background:#f8f8f8;padding:0.5em;overflow-x:auto}"
                 + "</style></head><body>\n<h1>" + esc(title) + "</h1>\n" + body + "</body></html>\n";
