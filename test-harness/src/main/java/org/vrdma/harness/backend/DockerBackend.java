@@ -328,6 +328,11 @@ public final class DockerBackend implements HostBackend, LabBackend {
         }
 
         @Override
+        public boolean outputWhileRunning() {
+            return false;
+        }
+
+        @Override
         public String output() {
             var r = result.getNow(null);
             return r == null ? "(still running)" : r.getStdout() + r.getStderr();

@@ -16,6 +16,11 @@ public interface HostRun {
     /** What the run printed so far, standard output then standard error. */
     String output();
 
+    /** Whether {@link #output()} shows what the run printed before it ended (docker exec does not). */
+    default boolean outputWhileRunning() {
+        return true;
+    }
+
     /** Ends the run now if it still runs. */
     void kill();
 }

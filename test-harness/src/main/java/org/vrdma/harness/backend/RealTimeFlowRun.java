@@ -37,6 +37,9 @@ final class RealTimeFlowRun {
     /** Queue pairs a host may need (its vNIC has 1024): every flow is a QP at each end. */
     static final int MAX_QPS_PER_HOST = 1000;
 
+    /** What an agent prints when host 0's barrier lets the run start. */
+    private static final Pattern GO = Pattern.compile("(?m)^go$");
+
     private static final Pattern CALIBRATION = Pattern.compile("calibration baseNs=(\\d+) rateBps=(\\d+)");
     private static final Pattern FLOW =
             Pattern.compile("(?m)^flow (-?\\d+) start=(-?\\d+) end=(-?\\d+) acked=(\\d+) status=(\\S+)$");
@@ -78,13 +81,10 @@ final class RealTimeFlowRun {
         if (network.hosts().size() < 2) {
             throw new LabException("topology", "flow workloads need two hosts at least");
         }
-        CcSpec cc = hostCc();
+        CcSpec cc = hostCc(lab, network);
+        List<FlowPlan.PlannedFlow> plan = plan(lab, network);
+        checkQps(network, plan);
         Calibration cal = calibrate(cc);
-        List<FlowPlan.PlannedFlow> plan = FlowPlan.of(
-                lab,
-                network,
-                org.vrdma.harness.lab.TopologyGenerator.hostLink(lab.topology()).rateBps());
-        checkQps(plan);
         long durationNs = lab.durationUs() * 1000;
         long runNs = durationNs + lab.drainUs() * 1000;
         long sampleNs = Math.max(lab.sampleIntervalUs() * 1000, 1_000_000);
@@ -108,12 +108,22 @@ final class RealTimeFlowRun {
             Duration limit = Duration.ofNanos(runNs).plusSeconds(180);
             long deadline = System.nanoTime() + limit.toNanos();
             List<String> outputs = new ArrayList<>();
+            long startNs = System.nanoTime();
+            long goNs = -1;
             for (int h = 0; h < runs.size(); h++) {
                 HostRun r = runs.get(h);
                 while (!r.finished() && System.nanoTime() - deadline < 0) {
-                    // Agents report flows only when they end: the count completed is not known before.
-                    progress.onTime(
-                            Math.min(runNs, elapsed(deadline, limit)), durationNs, runNs - durationNs, -1, plan.size());
+                    // Lab time starts at the agents' GO, after every flow's QPs are connected (seconds
+                    // for a thousand flows), where host 0's output shows it; agents report flows only
+                    // when they end, so the count completed is not known before.
+                    HostRun first = runs.getFirst();
+                    if (goNs < 0
+                            && (!first.outputWhileRunning()
+                                    || GO.matcher(first.output()).find())) {
+                        goNs = first.outputWhileRunning() ? System.nanoTime() : startNs;
+                    }
+                    long labNs = goNs < 0 ? 0 : Math.min(runNs, System.nanoTime() - goNs);
+                    progress.onTime(labNs, durationNs, runNs - durationNs, -1, plan.size());
                     Thread.sleep(200); // not await(): a run that outlives await's timeout is killed
                 }
                 int exit = r.await(Duration.ofSeconds(1));
@@ -132,12 +142,27 @@ final class RealTimeFlowRun {
         }
     }
 
-    private static long elapsed(long deadline, Duration limit) {
-        return System.nanoTime() - (deadline - limit.toNanos());
+    /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
+    /**
+     * What a real-time backend cannot run of {@code lab}'s flow workloads (congestion control other
+     * than one per lab, more flows than a host has QPs for), checked before any host comes up: a
+     * {@link LabException} naming the field, in milliseconds rather than after the hosts' start.
+     */
+    static void check(Lab lab, LabNetwork network) {
+        if (hasFlows(lab)) {
+            hostCc(lab, network);
+            checkQps(network, plan(lab, network));
+        }
     }
 
-    /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
-    private CcSpec hostCc() {
+    private static List<FlowPlan.PlannedFlow> plan(Lab lab, LabNetwork network) {
+        return FlowPlan.of(
+                lab,
+                network,
+                org.vrdma.harness.lab.TopologyGenerator.hostLink(lab.topology()).rateBps());
+    }
+
+    private static CcSpec hostCc(Lab lab, LabNetwork network) {
         CcSpec cc = null;
         for (LabNetwork.LabHost h : network.hosts()) {
             CcSpec c = h.enis().getFirst().cc();
@@ -181,7 +206,7 @@ final class RealTimeFlowRun {
                 && String.valueOf(a == null ? null : a.config()).equals(String.valueOf(b == null ? null : b.config()));
     }
 
-    private void checkQps(List<FlowPlan.PlannedFlow> plan) {
+    private static void checkQps(LabNetwork network, List<FlowPlan.PlannedFlow> plan) {
         int[] qps = new int[network.hosts().size()];
         for (FlowPlan.PlannedFlow f : plan) {
             qps[f.src()]++;

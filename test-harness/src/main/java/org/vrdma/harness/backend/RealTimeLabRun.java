@@ -66,6 +66,7 @@ public final class RealTimeLabRun implements LabRun {
         Lab lab = definition.withDefaults();
         LabNetwork network = TopologyGenerator.resolve(lab);
         LabPlan plan = LabPlans.of(lab.name(), network);
+        RealTimeFlowRun.check(lab, network);
         try {
             return new RealTimeLabRun(lab, network, RunningLab.start(backend, plan));
         } catch (LabException e) {

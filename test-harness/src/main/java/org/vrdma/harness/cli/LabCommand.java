@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.vrdma.harness.backend.RunningLab;
+import org.vrdma.harness.backend.StaleLabs;
 import org.vrdma.harness.lab.Lab;
 import org.vrdma.harness.lab.LabBackend;
 import org.vrdma.harness.lab.LabBackends;
@@ -30,6 +32,7 @@ import picocli.CommandLine.Spec;
             LabCommand.Run.class,
             LabCommand.Validate.class,
             LabCommand.Backends.class,
+            LabCommand.Cleanup.class,
             LabCommand.Figures.class,
             LabBenchCommand.class
         })
@@ -203,6 +206,42 @@ final class LabCommand implements Callable<Integer> {
                 spec.commandLine().getErr().println(file + ": " + e.getMessage());
                 return 2;
             }
+        }
+    }
+
+    @Command(
+            name = "cleanup",
+            description = "Remove what labs left behind when their process was killed (kill -9, a CI timeout):"
+                    + " host processes, network namespaces, containers, Docker networks and images, temporary"
+                    + " directories. Only labs whose process no longer runs are touched.")
+    static final class Cleanup implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Option(
+                names = "--prefix",
+                description = "Lab id prefix (default: -Dvrdma.lab.prefix or vrdma-lab; the project's tests use"
+                        + " vrdma-backends).")
+        String prefix;
+
+        @Option(names = "--dry-run", description = "Only list what would be removed.")
+        boolean dryRun;
+
+        @Override
+        public Integer call() {
+            String p = prefix != null ? prefix : RunningLab.idPrefix();
+            StaleLabs.Report r = StaleLabs.remove(p, dryRun);
+            var out = spec.commandLine().getOut();
+            for (String what : r.removed()) {
+                out.println((dryRun ? "would remove " : "removed ") + what);
+            }
+            if (r.removed().isEmpty()) {
+                out.println("nothing left behind by labs " + p + "-*");
+            }
+            for (String f : r.failures()) {
+                spec.commandLine().getErr().println("vrdma lab cleanup: " + f);
+            }
+            return r.failures().isEmpty() ? 0 : 1;
         }
     }
 

@@ -53,6 +53,8 @@ public final class VrdmaCli {
         // The launcher turns Ryuk off on purpose; its warning about that says nothing new.
         quiet("org.testcontainers.utility.ResourceReaper", "error");
         quiet("com.github.dockerjava", "warn");
+        // Testcontainers logs each container's start under "tc.<image>".
+        quiet("tc", "warn");
     }
 
     private static void quiet(String logger, String level) {

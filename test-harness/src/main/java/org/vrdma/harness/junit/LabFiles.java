@@ -2,11 +2,14 @@ package org.vrdma.harness.junit;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URISyntaxException;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.vrdma.harness.backend.LabPlan;
 import org.vrdma.harness.backend.LabPlans;
+import org.vrdma.harness.lab.Lab;
 import org.vrdma.harness.lab.LabLoader;
 
 /** Reads the lab file a {@link VrdmaLab} names: a class-path resource (next to the test class or absolute), else a file path. */
@@ -14,29 +17,36 @@ final class LabFiles {
     private LabFiles() {}
 
     static LabPlan plan(String file, Class<?> testClass) {
+        return LabPlans.of(lab(file, testClass));
+    }
+
+    /** The lab, defaults applied and validated; CDF files it names are looked up next to it. */
+    static Lab lab(String file, Class<?> testClass) {
         boolean yaml = file.endsWith(".yaml") || file.endsWith(".yml");
         try {
-            String text;
-            try (InputStream in = resource(file, testClass)) {
-                if (in != null) {
-                    text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                } else if (Files.exists(Path.of(file))) {
-                    text = Files.readString(Path.of(file));
-                } else {
-                    throw new IllegalArgumentException("lab file " + file + " is neither on the class path nor a file");
+            URL url = resource(file, testClass);
+            if (url != null && url.getProtocol().equals("file")) {
+                return LabLoader.load(Path.of(url.toURI()));
+            }
+            if (url != null) {
+                try (InputStream in = url.openStream()) {
+                    return LabLoader.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), yaml);
                 }
             }
-            return LabPlans.of(LabLoader.parse(text, yaml));
-        } catch (IOException e) {
+            if (Files.exists(Path.of(file))) {
+                return LabLoader.load(Path.of(file));
+            }
+            throw new IllegalArgumentException("lab file " + file + " is neither on the class path nor a file");
+        } catch (IOException | URISyntaxException e) {
             throw new IllegalArgumentException("cannot read lab file " + file + ": " + e.getMessage(), e);
         }
     }
 
-    private static InputStream resource(String file, Class<?> testClass) {
-        InputStream in = testClass.getResourceAsStream(file);
-        if (in == null) {
-            in = testClass.getClassLoader().getResourceAsStream(file.startsWith("/") ? file.substring(1) : file);
+    private static URL resource(String file, Class<?> testClass) {
+        URL url = testClass.getResource(file);
+        if (url == null) {
+            url = testClass.getClassLoader().getResource(file.startsWith("/") ? file.substring(1) : file);
         }
-        return in;
+        return url;
     }
 }

@@ -35,7 +35,10 @@ public @interface VrdmaLab {
     /** Hosts {@code h1..hN}, with ENIs 10.100.0.1.. in one VPC, when no lab file is given. */
     int hosts() default 2;
 
-    /** {@code embedded} (default), {@code netns} (root) or {@code docker} (a Docker engine). */
+    /**
+     * {@code embedded} (default), {@code netns} (root), {@code docker} (a Docker engine), or {@code
+     * virtual} (virtual time; tests take a {@link org.vrdma.harness.lab.LabRun}).
+     */
     String backend() default "embedded";
 
     /** Names the host a {@link org.vrdma.harness.backend.LabHost} parameter receives. */

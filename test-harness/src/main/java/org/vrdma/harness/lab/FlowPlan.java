@@ -91,7 +91,7 @@ public final class FlowPlan {
                     }
                 }
                 case WorkloadSpec.Poisson w -> {
-                    FlowSizeCdf cdf = FlowSizeCdf.named(w.cdf());
+                    FlowSizeCdf cdf = w.flowSizeCdf();
                     List<Integer> members = members(network, w.hosts(), path + ".hosts");
                     long start = us(w.startUs());
                     long stop = w.stopUs() == null ? durationNs : w.stopUs() * 1000;

@@ -27,17 +27,26 @@ public final class FlowSizeCdf {
         this.percent = percent;
     }
 
+    /** Whether {@code name} is a built-in distribution rather than a file. */
+    public static boolean isBuiltIn(String name) {
+        return resource(name) != null;
+    }
+
+    private static String resource(String name) {
+        return switch (name) {
+            case "websearch", "webSearch", "WebSearch" -> "cdf/websearch.cdf";
+            case "fbHadoop", "fb_hadoop", "FB_Hadoop" -> "cdf/fbHadoop.cdf";
+            default -> null;
+        };
+    }
+
     /**
      * {@code websearch}, {@code fbHadoop}, or a file path.
      *
      * @throws IllegalArgumentException when the file is missing or not a CDF
      */
     public static FlowSizeCdf named(String nameOrPath) {
-        String resource = switch (nameOrPath) {
-            case "websearch", "webSearch", "WebSearch" -> "cdf/websearch.cdf";
-            case "fbHadoop", "fb_hadoop", "FB_Hadoop" -> "cdf/fbHadoop.cdf";
-            default -> null;
-        };
+        String resource = resource(nameOrPath);
         try {
             if (resource != null) {
                 try (InputStream in = FlowSizeCdf.class.getResourceAsStream(resource)) {
@@ -75,11 +84,26 @@ public final class FlowSizeCdf {
                 throw new IllegalArgumentException(name + " line " + (i + 1) + ": not numbers: " + line, e);
             }
         }
+        return of(name, points);
+    }
+
+    /**
+     * A CDF from its points ({@code bytes, cumulative percent}), as {@link #points()} gives them:
+     * how a lab carries a user's CDF, so a run replays without the file.
+     */
+    public static FlowSizeCdf of(String name, List<double[]> points) {
         if (points.size() < 2) {
             throw new IllegalArgumentException(name + ": needs at least two points");
         }
+        for (int i = 0; i < points.size(); i++) {
+            if (points.get(i) == null || points.get(i).length != 2) {
+                throw new IllegalArgumentException(name + ": point " + (i + 1) + " is not [bytes, percent]");
+            }
+        }
         if (points.getFirst()[1] != 0 || points.getLast()[1] != 100) {
-            throw new IllegalArgumentException(name + ": percentages must start at 0 and end at 100");
+            // CDFs of other simulators often give fractions; say so rather than scale silently.
+            String hint = points.getLast()[1] == 1 ? " (the last point is 1: give percent, not fractions)" : "";
+            throw new IllegalArgumentException(name + ": percentages must start at 0 and end at 100" + hint);
         }
         double[] b = new double[points.size()];
         double[] p = new double[points.size()];
@@ -99,6 +123,15 @@ public final class FlowSizeCdf {
 
     public String name() {
         return name;
+    }
+
+    /** The points, {@code [bytes, cumulative percent]} each, as {@link #of} takes them. */
+    public List<double[]> points() {
+        List<double[]> out = new ArrayList<>(bytes.length);
+        for (int i = 0; i < bytes.length; i++) {
+            out.add(new double[] {bytes[i], percent[i]});
+        }
+        return out;
     }
 
     /** The size at cumulative percent {@code pct} in [0, 100], interpolated; at least 1 byte. */

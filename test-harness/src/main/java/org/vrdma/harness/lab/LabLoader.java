@@ -39,23 +39,78 @@ public final class LabLoader {
         return JSON;
     }
 
-    /** Loads, applies defaults, validates. */
+    /**
+     * Loads, applies defaults, validates. A CDF file a {@code poisson} workload names by a relative
+     * path is looked up next to the lab file first (then from the working directory), and its points
+     * go into the lab ({@link WorkloadSpec.Poisson#cdfPoints}), so the lab as run, and the results
+     * that embed it, replay exactly without the file.
+     */
     public static Lab load(Path file) {
         String text;
         try {
             text = Files.readString(file);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new LabException("", "cannot read lab file " + file + ": no such file", e);
         } catch (IOException e) {
             throw new LabException("", "cannot read lab file " + file + ": " + e.getMessage(), e);
         }
         String n = file.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
-        return parse(text, n.endsWith(".yaml") || n.endsWith(".yml"));
+        Lab lab = read(text, n.endsWith(".yaml") || n.endsWith(".yml"));
+        return finish(withCdfPoints(lab, file.toAbsolutePath().getParent()));
     }
 
     /**
      * Parses JSON ({@code yaml} false) or YAML text, applies defaults, validates. A results file
-     * ({@code results.json} of a run) gives the lab it embeds, so the run replays exactly.
+     * ({@code results.json} of a run) gives the lab it embeds, so the run replays exactly. CDF file
+     * paths are taken from the working directory.
      */
     public static Lab parse(String text, boolean yaml) {
+        return finish(withCdfPoints(read(text, yaml), null));
+    }
+
+    private static Lab finish(Lab lab) {
+        Lab withDefaults = lab.withDefaults();
+        LabValidator.validate(withDefaults);
+        return withDefaults;
+    }
+
+    /**
+     * The lab with the points of every CDF file its {@code poisson} workloads name (built-in
+     * distributions and workloads that carry their points stay as they are); {@code dir}, when
+     * not null, is where relative paths are looked up first.
+     */
+    static Lab withCdfPoints(Lab lab, Path dir) {
+        if (lab.workloads() == null) {
+            return lab;
+        }
+        java.util.List<WorkloadSpec> out = new java.util.ArrayList<>();
+        boolean changed = false;
+        for (int i = 0; i < lab.workloads().size(); i++) {
+            WorkloadSpec w = lab.workloads().get(i);
+            if (w instanceof WorkloadSpec.Poisson p
+                    && p.cdfPoints() == null
+                    && p.cdf() != null
+                    && !FlowSizeCdf.isBuiltIn(p.cdf())) {
+                Path file = Path.of(p.cdf());
+                if (dir != null && !file.isAbsolute() && Files.isRegularFile(dir.resolve(file))) {
+                    file = dir.resolve(file);
+                }
+                try {
+                    w = p.withCdfPoints(FlowSizeCdf.named(file.toString()));
+                } catch (IllegalArgumentException e) {
+                    String where = dir == null || file.isAbsolute()
+                            ? ""
+                            : " (looked in " + dir + " and the working directory)";
+                    throw new LabException("workloads[" + i + "].cdf", e.getMessage() + where, e);
+                }
+                changed = true;
+            }
+            out.add(w);
+        }
+        return changed ? lab.withWorkloads(out) : lab;
+    }
+
+    private static Lab read(String text, boolean yaml) {
         Lab lab;
         try {
             com.fasterxml.jackson.databind.JsonNode tree = (yaml ? YAML : JSON).readTree(text);
@@ -77,9 +132,7 @@ public final class LabLoader {
         if (lab == null) {
             throw new LabException("", "the lab file is empty");
         }
-        Lab withDefaults = lab.withDefaults();
-        LabValidator.validate(withDefaults);
-        return withDefaults;
+        return lab;
     }
 
     /** The lab as JSON text (how results embed it). */

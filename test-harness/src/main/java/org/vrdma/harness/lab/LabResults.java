@@ -145,9 +145,28 @@ public record LabResults(
         }
     }
 
-    /** FCT slowdown percentiles of finished flows with {@code minBytes < size <= maxBytes}. */
+    /**
+     * FCT slowdown percentiles ({@code p50}, {@code p95}, {@code p99}) and FCT mean and percentiles in
+     * µs of finished flows with {@code minBytes < size <= maxBytes}.
+     */
     public record SizeBucket(
-            long minBytes, long maxBytes, int flows, double p50, double p95, double p99, double meanFctUs) {}
+            long minBytes,
+            long maxBytes,
+            int flows,
+            double p50,
+            double p95,
+            double p99,
+            double meanFctUs,
+            double p50FctUs,
+            double p95FctUs,
+            double p99FctUs) {
+
+        /** A bucket without FCT percentiles. */
+        public SizeBucket(
+                long minBytes, long maxBytes, int flows, double p50, double p95, double p99, double meanFctUs) {
+            this(minBytes, maxBytes, flows, p50, p95, p99, meanFctUs, 0, 0, 0);
+        }
+    }
 
     /** A perftest-style result; fields that do not apply to the test are 0. */
     public record PerftestResult(

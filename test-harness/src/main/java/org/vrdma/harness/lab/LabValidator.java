@@ -369,13 +369,13 @@ public final class LabValidator {
                 nonNegative(p + ".startUs", t.startUs());
             }
             case WorkloadSpec.Poisson t -> {
-                if (t.cdf() == null) {
+                if (t.cdf() == null && t.cdfPoints() == null) {
                     throw new LabException(p + ".cdf", "is required: websearch, fbHadoop or a CDF file");
                 }
                 try {
-                    FlowSizeCdf.named(t.cdf());
+                    t.flowSizeCdf();
                 } catch (IllegalArgumentException e) {
-                    throw new LabException(p + ".cdf", e.getMessage(), e);
+                    throw new LabException(p + (t.cdfPoints() != null ? ".cdfPoints" : ".cdf"), e.getMessage(), e);
                 }
                 if (t.load() == null || !(t.load() > 0 && t.load() <= 1)) {
                     throw new LabException(p + ".load", "must be in (0, 1] (share of the host link rate): " + t.load());

@@ -89,7 +89,7 @@ public record SweepSpec(
         List<WorkloadSpec> ws = new ArrayList<>();
         for (WorkloadSpec w : lab.workloads()) {
             if (w instanceof WorkloadSpec.Poisson p) {
-                ws.add(new WorkloadSpec.Poisson(p.cdf(), load, p.hosts(), p.startUs(), p.stopUs(), p.cc()));
+                ws.add(p.withLoad(load));
             } else {
                 ws.add(w);
             }

@@ -75,11 +75,56 @@ public sealed interface WorkloadSpec {
      * duration).
      *
      * @param cdf {@code websearch} (Alizadeh et al., DCTCP, SIGCOMM 2010), {@code fbHadoop} (Roy et al.,
-     *     SIGCOMM 2015), or the path of a CDF file (lines {@code bytes cumulative-percent})
+     *     SIGCOMM 2015), or the path of a CDF file (lines {@code bytes cumulative-percent}), relative to
+     *     the lab file's directory when the lab is loaded from a file
+     * @param cdfPoints the CDF's points {@code [bytes, percent]}, or null to read {@code cdf}; {@link
+     *     LabLoader#load} fills them from a CDF file, so results (which embed the lab) replay without it
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Poisson(String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc)
-            implements WorkloadSpec {}
+    record Poisson(
+            String cdf,
+            Double load,
+            List<String> hosts,
+            Long startUs,
+            Long stopUs,
+            CcSpec cc,
+            List<List<Double>> cdfPoints)
+            implements WorkloadSpec {
+
+        /** Without the CDF's points: {@code cdf} names a built-in distribution or a file. */
+        public Poisson(String cdf, Double load, List<String> hosts, Long startUs, Long stopUs, CcSpec cc) {
+            this(cdf, load, hosts, startUs, stopUs, cc, null);
+        }
+
+        /** The distribution: {@code cdfPoints} when given (then {@code cdf} only names it), else {@code cdf}. */
+        public FlowSizeCdf flowSizeCdf() {
+            if (cdfPoints == null) {
+                return FlowSizeCdf.named(cdf);
+            }
+            String name = cdf == null ? "cdfPoints" : cdf;
+            List<double[]> points = new java.util.ArrayList<>();
+            for (int i = 0; i < cdfPoints.size(); i++) {
+                List<Double> p = cdfPoints.get(i);
+                if (p == null || p.size() != 2 || p.get(0) == null || p.get(1) == null) {
+                    throw new IllegalArgumentException(name + ": point " + (i + 1) + " is not [bytes, percent]");
+                }
+                points.add(new double[] {p.get(0), p.get(1)});
+            }
+            return FlowSizeCdf.of(name, points);
+        }
+
+        /** A copy at another load. */
+        public Poisson withLoad(double newLoad) {
+            return new Poisson(cdf, newLoad, hosts, startUs, stopUs, cc, cdfPoints);
+        }
+
+        /** A copy carrying the points of {@code distribution}. */
+        public Poisson withCdfPoints(FlowSizeCdf distribution) {
+            List<List<Double>> points =
+                    distribution.points().stream().map(p -> List.of(p[0], p[1])).toList();
+            return new Poisson(cdf, load, hosts, startUs, stopUs, cc, points);
+        }
+    }
 
     /** Explicit flows, e.g. long flows starting one after another for a fairness/convergence run. */
     @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -82,16 +82,21 @@ class RealTimeLabRunTest {
     }
 
     @Test
-    void perQpCongestionControlOtherThanTheEnisIsAClearError() {
+    void perQpCongestionControlOtherThanTheEnisIsAClearError() throws Exception {
         Lab lab = LabLoader.parse("""
                 {"name": "percc", "topology": {"type": "star", "hosts": 2},
                  "workloads": [{"type": "poisson", "cdf": "websearch", "load": 0.3, "cc": {"algorithm": "hpcc"}}]}
                 """, false);
-        try (LabRun run = LabBackends.get("embedded").start(lab)) {
-            assertThatThrownBy(() -> run.run(RunProgress.NONE))
+        // Before any host comes up (on docker that is seconds of container start), and nothing is left.
+        String prefix = RunningLab.idPrefix() + "-" + ProcessHandle.current().pid() + "-";
+        for (String backend : List.of("embedded", "netns")) {
+            assertThatThrownBy(() -> LabBackends.get(backend).start(lab))
+                    .as(backend)
                     .isInstanceOf(LabException.class)
                     .hasMessageContaining("workloads[0].cc")
                     .hasMessageContaining("one algorithm");
         }
+        assertThat(LabProcesses.withLabPrefix(prefix)).isEmpty();
+        assertThat(Commands.run("ip", "netns", "list")).doesNotContain(prefix);
     }
 }

@@ -25,7 +25,8 @@ class VrdmaCliTest {
         String tc = "org.slf4j.simpleLogger.log.org.testcontainers";
         String reaper = "org.slf4j.simpleLogger.log.org.testcontainers.utility.ResourceReaper";
         String dockerJava = "org.slf4j.simpleLogger.log.com.github.dockerjava";
-        java.util.List<String> keys = java.util.List.of(probe, tc, reaper, dockerJava);
+        String containers = "org.slf4j.simpleLogger.log.tc";
+        java.util.List<String> keys = java.util.List.of(probe, tc, reaper, dockerJava, containers);
         java.util.Map<String, String> before = new java.util.HashMap<>();
         keys.forEach(k -> before.put(k, System.getProperty(k)));
         try {
@@ -36,6 +37,8 @@ class VrdmaCliTest {
             assertThat(System.getProperty(tc)).isEqualTo("debug");
             assertThat(System.getProperty(reaper)).isEqualTo("error");
             assertThat(System.getProperty(dockerJava)).isEqualTo("warn");
+            // A lab's container starts ("Creating container for image ...") are not console news.
+            assertThat(System.getProperty(containers)).isEqualTo("warn");
         } finally {
             // Tests keep the libraries' full logs.
             before.forEach((k, v) -> {

@@ -53,6 +53,14 @@ final class LabFixtures {
     }
 
     /** A verbs context asked for on the netns backend: a clear resolution error, nothing left behind. */
+    static class HostsOnVirtual {
+        @Test
+        @VrdmaLab(hosts = 2, backend = "virtual")
+        void wantsHosts(LabHost a) {
+            assertThat(a).isNotNull();
+        }
+    }
+
     static class ContextOnNetns {
         @Test
         @VrdmaLab(hosts = 2, backend = "netns")

@@ -45,13 +45,20 @@ class ReadmeSampleTest {
 
                 class MyBuilderTest {
                 """ + builder + "}\n");
+        String labRun = blocks.stream()
+                .filter(b -> b.contains("class MyCcTest"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no LabRun sample in the section"));
+        Files.writeString(src.resolve("MyCcTest.java"), labRun);
         Path classes = Files.createDirectories(dir.resolve("classes"));
         String classpath = Stream.of(
                         VrdmaLab.class,
                         LabPlan.class,
                         IbvContext.class,
                         Test.class,
-                        org.opentest4j.TestAbortedException.class)
+                        org.opentest4j.TestAbortedException.class,
+                        org.assertj.core.api.Assertions.class,
+                        org.vrdma.harness.lab.LabRun.class)
                 .map(ReadmeSampleTest::classpathOf)
                 .distinct()
                 .collect(Collectors.joining(java.io.File.pathSeparator));
@@ -60,6 +67,7 @@ class ReadmeSampleTest {
         List<String> args = new ArrayList<>(List.of("-d", classes.toString(), "-cp", classpath, "-proc:none"));
         args.add(src.resolve("MyRdmaTest.java").toString());
         args.add(src.resolve("MyBuilderTest.java").toString());
+        args.add(src.resolve("MyCcTest.java").toString());
         int status;
         try (PrintStream err = new PrintStream(diagnostics, true, StandardCharsets.UTF_8)) {
             status = javac.run(null, err, err, args.toArray(String[]::new));
@@ -67,6 +75,7 @@ class ReadmeSampleTest {
         assertThat(status).as(diagnostics.toString(StandardCharsets.UTF_8)).isZero();
         assertThat(classes.resolve("MyRdmaTest.class")).isRegularFile();
         assertThat(classes.resolve("MyBuilderTest.class")).isRegularFile();
+        assertThat(classes.resolve("MyCcTest.class")).isRegularFile();
     }
 
     /** The bodies of the ```java blocks from {@code heading} up to the next heading of its level. */

@@ -17,6 +17,9 @@ import org.vrdma.harness.backend.LabHost;
 import org.vrdma.harness.backend.LabProcesses;
 import org.vrdma.harness.backend.RunningLab;
 import org.vrdma.harness.backend.TransferOptions;
+import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.RunProgress;
 
 /** The JUnit 5 extension, as users' tests use it, and its cleanup after a failing test body. */
 class VrdmaLabExtensionTest {
@@ -44,6 +47,39 @@ class VrdmaLabExtensionTest {
         assertThat(List.of(h0.name(), h1.name())).containsExactly("h0", "h1");
         assertThat(h0.vni()).isEqualTo(100);
         assertThat(h0.eniIpv4()).isNotEqualTo(h1.eniIpv4());
+    }
+
+    @Test
+    @VrdmaLab(value = "leaf-spine-cc.yaml", backend = "virtual")
+    void aVirtualTimeLabFileRunsItsWorkloadsThroughALabRun(LabRun run) {
+        // Next to this class on the class path, with the CDF file it names beside it.
+        assertThat(run.backend()).isEqualTo("virtual");
+        assertThat(run.hosts()).hasSize(6);
+        assertThat(run.eni("h0").spec().cc().algorithm()).isEqualTo("hpcc");
+        LabResults r = run.run(RunProgress.NONE);
+        assertThat(r.counters().flowsStarted()).isGreaterThan(4);
+        assertThat(r.counters().flowsFinished()).isEqualTo(r.counters().flowsStarted());
+        assertThat(r.flows()).filteredOn(f -> f.workload().equals("w0")).allMatch(f -> f.bytes() <= 65_536);
+        assertThat(r.fctBuckets()).isNotEmpty();
+    }
+
+    @Test
+    void realTimeHostsOnTheVirtualBackendSayWhatToTakeInstead() {
+        EngineExecutionResults results = EngineTestKit.engine("junit-jupiter")
+                .selectors(selectClass(LabFixtures.HostsOnVirtual.class))
+                .execute();
+        results.testEvents().assertStatistics(s -> s.started(1).failed(1));
+        Throwable failure = results.testEvents()
+                .failed()
+                .list()
+                .getFirst()
+                .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .getThrowable()
+                .orElseThrow();
+        assertThat(failure)
+                .isInstanceOf(org.junit.jupiter.api.extension.ParameterResolutionException.class)
+                .hasMessageContaining("virtual backend has no real-time hosts")
+                .hasMessageContaining("take a LabRun");
     }
 
     @ParameterizedTest(name = "{0}")

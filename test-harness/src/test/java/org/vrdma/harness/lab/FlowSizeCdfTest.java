@@ -59,6 +59,13 @@ class FlowSizeCdfTest {
         assertThatThrownBy(() -> FlowSizeCdf.named(bad.toString())).hasMessageContaining("must increase");
         Files.writeString(bad, "0 0\n1000 90\n");
         assertThatThrownBy(() -> FlowSizeCdf.named(bad.toString())).hasMessageContaining("end at 100");
+        // Other simulators' CDFs often end at 1 (fractions): the message says what to change.
+        Files.writeString(bad, "0 0\n1000 0.5\n3000 1\n");
+        assertThatThrownBy(() -> FlowSizeCdf.named(bad.toString())).hasMessageContaining("give percent, not fractions");
+        // A CDF's points, as a lab carries them, give the same distribution as its file.
+        FlowSizeCdf copy = FlowSizeCdf.of("mine.cdf", cdf.points());
+        assertThat(copy.quantileBytes(75)).isEqualTo(2000);
+        assertThat(copy.meanBytes()).isEqualTo(cdf.meanBytes());
         assertThatThrownBy(() -> FlowSizeCdf.named(dir.resolve("none").toString()))
                 .hasMessageContaining("not websearch");
     }

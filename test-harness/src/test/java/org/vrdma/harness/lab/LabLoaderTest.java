@@ -15,6 +15,13 @@ class LabLoaderTest {
             """;
 
     @Test
+    void aMissingLabFileSaysSo(@TempDir Path dir) {
+        assertThatThrownBy(() -> LabLoader.load(dir.resolve("none.json")))
+                .isInstanceOf(LabException.class)
+                .hasMessageEndingWith("none.json: no such file");
+    }
+
+    @Test
     void minimalLabGetsDefaults() {
         Lab lab = LabLoader.parse(MINIMAL, false);
         assertThat(lab.seed()).isEqualTo(Lab.DEFAULT_SEED);
@@ -52,6 +59,21 @@ class LabLoaderTest {
                         .isNotEmpty();
             }
         }
+    }
+
+    @Test
+    void theReadmeLabSampleIsAValidLab() throws Exception {
+        // Users copy it: every field and algorithm setting in it must load as shown.
+        String readme = Files.readString(Path.of("README.md"));
+        int section = readme.indexOf("### Lab files (JSON or YAML)");
+        int open = readme.indexOf("```json\n", section);
+        int close = readme.indexOf("\n```", open);
+        assertThat(section).isNotNegative();
+        String sample = readme.substring(open + "```json\n".length(), close).replaceAll("//[^\n]*", "");
+        Lab lab = LabLoader.parse(sample, false);
+        assertThat(lab.name()).isEqualTo("cc-comparison-star16");
+        assertThat(lab.cc().config().fieldNames()).toIterable().isNotEmpty();
+        assertThat(SweepSpec.expand(lab)).hasSize(4);
     }
 
     @Test

@@ -43,6 +43,45 @@ class LabReproducibilityTest {
     }
 
     @Test
+    void aUserCdfNextToTheLabFileIsFoundAndTheResultsReplayWithoutIt(@TempDir Path dir) throws Exception {
+        // As a user writes it: the lab names its CDF file relative to itself, and is run from
+        // another working directory.
+        Path labs = Files.createDirectories(dir.resolve("labs"));
+        Files.writeString(labs.resolve("sizes.cdf"), "# mine\n0 0\n4096 50\n65536 90\n1048576 100\n");
+        Path file = labs.resolve("mine.yaml");
+        Files.writeString(file, """
+                name: mine
+                seed: 5
+                durationUs: 200
+                drainUs: 5000
+                topology: {type: star, hosts: 4}
+                workloads:
+                  - {type: poisson, cdf: sizes.cdf, load: 0.5}
+                """);
+        Lab lab = LabLoader.load(file);
+        WorkloadSpec.Poisson p = (WorkloadSpec.Poisson) lab.workloads().getFirst();
+        assertThat(p.cdf()).isEqualTo("sizes.cdf");
+        assertThat(p.cdfPoints()).hasSize(4);
+        String first = run(lab);
+        LabResults r = LabLoader.json().readValue(first, LabResults.class);
+        assertThat(r.flows()).isNotEmpty().allMatch(f -> f.bytes() <= 1_048_576);
+        assertThat(LabLoader.parse(LabLoader.toJson(lab), false)).isEqualTo(lab); // the lab as run, by value
+        // The file changes (or is gone): the results file still replays the run byte for byte.
+        Files.writeString(labs.resolve("sizes.cdf"), "0 0\n10 100\n");
+        Path results = dir.resolve("results.json");
+        Files.writeString(results, first);
+        assertThat(run(LabLoader.load(results))).isEqualTo(first);
+        Files.delete(labs.resolve("sizes.cdf"));
+        assertThat(run(LabLoader.load(results))).isEqualTo(first);
+        // A file that is nowhere is an error naming the field and where it was looked for.
+        assertThatThrownBy(() -> LabLoader.load(file))
+                .isInstanceOf(LabException.class)
+                .hasMessageContaining("workloads[0].cdf")
+                .hasMessageContaining("sizes.cdf")
+                .hasMessageContaining(labs.toString());
+    }
+
+    @Test
     void sameSeedGivesByteIdenticalJson() throws Exception {
         Lab lab = LabLoader.parse(STAR, false);
         String first = run(lab);
@@ -137,6 +176,23 @@ class LabReproducibilityTest {
         }
         assertThat(Files.readAllLines(first.resolve("flows.csv")))
                 .hasSize(outcomes.getFirst().results().flows().size() + 1);
+        // Bucket columns say what they are: slowdown percentiles, then FCT mean and percentiles in us.
+        List<String> fct = Files.readAllLines(first.resolve("fct.csv"));
+        assertThat(fct.getFirst())
+                .isEqualTo("min_bytes,max_bytes,flows,p50_slowdown,p95_slowdown,p99_slowdown,"
+                        + "mean_fct_us,p50_fct_us,p95_fct_us,p99_fct_us");
+        LabResults.SizeBucket smallest =
+                outcomes.getFirst().results().fctBuckets().getFirst();
+        double[] fctUs = outcomes.getFirst().results().flows().stream()
+                .filter(f -> f.fctNs() >= 0 && f.bytes() > smallest.minBytes() && f.bytes() <= smallest.maxBytes())
+                .mapToDouble(f -> f.fctNs() / 1000.0)
+                .sorted()
+                .toArray();
+        assertThat(fctUs).hasSize(smallest.flows());
+        // Nearest rank: the smallest FCT with at least 99% of the bucket's flows at or below it.
+        double p99 = fctUs[(int) Math.ceil(0.99 * fctUs.length) - 1];
+        assertThat(smallest.p99FctUs()).isCloseTo(p99, org.assertj.core.data.Offset.offset(0.0001));
+        assertThat(smallest.p50FctUs()).isLessThanOrEqualTo(smallest.p95FctUs()).isLessThanOrEqualTo(p99);
         for (String png : List.of("fct-slowdown.png", "throughput.png", "queues.png")) {
             var image = ImageIO.read(first.resolve(png).toFile());
             assertThat(image.getWidth()).as(png).isEqualTo(900);

@@ -57,6 +57,15 @@ public final class HtmlReport {
 
     /** The counters of a run as a two-column table. */
     public HtmlReport counters(LabResults.Counters c) {
+        return counters(c, true);
+    }
+
+    /**
+     * The counters of a run as a two-column table; without {@code linksModelled} (real-time backends,
+     * the machine's own links) link transmissions, ECN marks and drops say so instead of showing 0.
+     */
+    public HtmlReport counters(LabResults.Counters c, boolean linksModelled) {
+        String none = "not observable (real links)";
         return table(
                 List.of("counter", "value"),
                 List.of(
@@ -65,20 +74,28 @@ public final class HtmlReport {
                         List.of("packets sent by vNICs", Long.toString(c.txPackets())),
                         List.of(
                                 "link transmissions (every link, ACK/CNP included)",
-                                Long.toString(c.linkTransmissions())),
+                                linksModelled ? Long.toString(c.linkTransmissions()) : none),
                         List.of("retransmitted packets", Long.toString(c.retransmittedPackets())),
                         List.of("retransmission timeouts", Long.toString(c.timeouts())),
                         List.of("sequence NAKs", Long.toString(c.seqNaks())),
                         List.of("CNPs sent / received", c.cnpsSent() + " / " + c.cnpsReceived()),
-                        List.of("ECN marks", Long.toString(c.ecnMarks())),
-                        List.of("buffer drops", Long.toString(c.bufferDrops())),
-                        List.of("injected losses", Long.toString(c.injectedLosses()))));
+                        List.of("ECN marks", linksModelled ? Long.toString(c.ecnMarks()) : none),
+                        List.of("buffer drops", linksModelled ? Long.toString(c.bufferDrops()) : none),
+                        List.of("injected losses", linksModelled ? Long.toString(c.injectedLosses()) : none)));
     }
 
     /** FCT slowdown buckets as a table. */
     public HtmlReport buckets(List<LabResults.SizeBucket> buckets) {
         return table(
-                List.of("flow size", "flows", "p50", "p95", "p99", "mean FCT [us]"),
+                List.of(
+                        "flow size",
+                        "flows",
+                        "p50 slowdown",
+                        "p95 slowdown",
+                        "p99 slowdown",
+                        "mean FCT [us]",
+                        "p50 FCT [us]",
+                        "p99 FCT [us]"),
                 buckets.stream()
                         .map(b -> List.of(
                                 size(b.minBytes()) + " .. "
@@ -87,7 +104,9 @@ public final class HtmlReport {
                                 fmt(b.p50()),
                                 fmt(b.p95()),
                                 fmt(b.p99()),
-                                fmt(b.meanFctUs())))
+                                fmt(b.meanFctUs()),
+                                fmt(b.p50FctUs()),
+                                fmt(b.p99FctUs())))
                         .toList());
     }
 
@@ -95,6 +114,7 @@ public final class HtmlReport {
         return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) + "</title>\n<style>"
                 + "body{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}"
                 + "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+                + "td{white-space:nowrap}"
                 + "th{background:#f4f4f4}img{max-width:100%;border:1px solid #eee;margin:0.5em 0}"
                 + "pre{background:#f8f8f8;padding:0.5em;overflow-x:auto}"
                 + "</style></head><body>\n<h1>" + esc(title) + "</h1>\n" + body + "</body></html>\n";

@@ -2,6 +2,7 @@ package org.vrdma.harness.lab.report;
 
 import java.io.PrintStream;
 import java.util.Locale;
+import java.util.function.LongSupplier;
 import org.vrdma.harness.lab.RunProgress;
 
 /**
@@ -14,30 +15,59 @@ import org.vrdma.harness.lab.RunProgress;
 final class ProgressBar implements RunProgress {
     private static final int WIDTH = 30;
     private final PrintStream out;
-    private final long startWallNs = System.nanoTime();
+    private final LongSupplier clockNs;
     private long lastDrawNs;
     private boolean drawn;
+    // The ETA is the rate since the current phase (lab time, or steps of one unit) last stood still:
+    // a real-time run spends its first seconds bringing hosts up and running perftests before any lab
+    // time passes, which an ETA over the whole wall time would count as the run's own slowness.
+    private String phase = "";
+    private double phaseFraction;
+    private long phaseStartNs;
+    private boolean phaseMoved;
 
     ProgressBar(PrintStream out) {
+        this(out, System::nanoTime);
+    }
+
+    ProgressBar(PrintStream out, LongSupplier clockNs) {
         this.out = out;
+        this.clockNs = clockNs;
+        this.lastDrawNs = clockNs.getAsLong() - 1_000_000_000L;
     }
 
     @Override
     public void onTime(long doneNs, long runNs, long drainNs, long flowsDone, long flowsStarted) {
-        long now = System.nanoTime();
+        long now = clockNs.getAsLong();
+        double f = runNs == 0 ? 1 : Math.min(1, (double) doneNs / runNs);
+        phase("time", f, now);
         if (throttled(now, doneNs < runNs + drainNs)) {
             return;
         }
-        draw(timeLine(doneNs, runNs, drainNs, flowsDone, flowsStarted, elapsedSeconds(now)));
+        draw(timeLine(doneNs, runNs, drainNs, flowsDone, flowsStarted, elapsedSeconds(now), phaseFraction));
     }
 
     @Override
     public void onSteps(String unit, long done, long total) {
-        long now = System.nanoTime();
+        long now = clockNs.getAsLong();
+        double f = total == 0 ? 1 : Math.min(1, (double) done / total);
+        phase("steps " + unit, f, now);
         if (throttled(now, done < total)) {
             return;
         }
-        draw(stepLine(unit, done, total, elapsedSeconds(now)));
+        draw(stepLine(unit, done, total, elapsedSeconds(now), phaseFraction));
+    }
+
+    /** Starts a phase when its kind changes, and restarts its clock until it first moves. */
+    private void phase(String kind, double fraction, long nowNs) {
+        if (!kind.equals(phase) || (!phaseMoved && fraction <= phaseFraction)) {
+            phase = kind;
+            phaseFraction = fraction;
+            phaseStartNs = nowNs;
+            phaseMoved = false;
+        } else if (fraction > phaseFraction) {
+            phaseMoved = true;
+        }
     }
 
     private boolean throttled(long nowNs, boolean unfinished) {
@@ -49,7 +79,7 @@ final class ProgressBar implements RunProgress {
     }
 
     private double elapsedSeconds(long nowNs) {
-        return (nowNs - startWallNs) / 1e9;
+        return (nowNs - phaseStartNs) / 1e9;
     }
 
     private void draw(String line) {
@@ -60,6 +90,18 @@ final class ProgressBar implements RunProgress {
 
     static String timeLine(
             long doneNs, long runNs, long drainNs, long flowsDone, long flowsStarted, double elapsedSeconds) {
+        return timeLine(doneNs, runNs, drainNs, flowsDone, flowsStarted, elapsedSeconds, 0);
+    }
+
+    /** {@code elapsedSeconds} since the run stood at {@code fromFraction} of its run time. */
+    static String timeLine(
+            long doneNs,
+            long runNs,
+            long drainNs,
+            long flowsDone,
+            long flowsStarted,
+            double elapsedSeconds,
+            double fromFraction) {
         String flows = flowsDone < 0 ? flowsStarted + " flows planned" : flowsDone + "/" + flowsStarted + " flows";
         if (doneNs < runNs || drainNs == 0) {
             double f = runNs == 0 ? 1 : Math.min(1, (double) doneNs / runNs);
@@ -71,7 +113,7 @@ final class ProgressBar implements RunProgress {
                     doneNs / 1e6,
                     runNs / 1e6,
                     flows,
-                    eta(f, elapsedSeconds));
+                    eta(f, fromFraction, elapsedSeconds));
         }
         String inFlight = flowsDone < 0 ? "" : (flowsStarted - flowsDone) + " in flight";
         return String.format(
@@ -85,6 +127,10 @@ final class ProgressBar implements RunProgress {
     }
 
     static String stepLine(String unit, long done, long total, double elapsedSeconds) {
+        return stepLine(unit, done, total, elapsedSeconds, 0);
+    }
+
+    static String stepLine(String unit, long done, long total, double elapsedSeconds, double fromFraction) {
         double f = total == 0 ? 1 : Math.min(1, (double) done / total);
         return String.format(
                 Locale.ROOT,
@@ -94,7 +140,7 @@ final class ProgressBar implements RunProgress {
                 unit,
                 done,
                 total,
-                eta(f, elapsedSeconds));
+                eta(f, fromFraction, elapsedSeconds));
     }
 
     private static String bar(double f) {
@@ -102,9 +148,14 @@ final class ProgressBar implements RunProgress {
         return "[" + "#".repeat(filled) + ".".repeat(WIDTH - filled) + "]";
     }
 
-    /** The rest at the rate so far; none before any progress or once done. */
-    private static String eta(double f, double elapsedSeconds) {
-        return f > 0 && f < 1 ? String.format(Locale.ROOT, "ETA %.0f s", elapsedSeconds * (1 - f) / f) : "";
+    /**
+     * The rest at the rate since {@code from}; none before 1% of progress (the first sample after a
+     * real-time run's start covers microseconds, whose rate says nothing) or once done.
+     */
+    private static String eta(double f, double from, double elapsedSeconds) {
+        return f - from >= 0.01 && f < 1
+                ? String.format(Locale.ROOT, "ETA %.0f s", elapsedSeconds * (1 - f) / (f - from))
+                : "";
     }
 
     void finish() {

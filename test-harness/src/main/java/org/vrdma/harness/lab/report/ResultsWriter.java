@@ -66,7 +66,8 @@ public final class ResultsWriter {
                         .append('\n');
             }
             Files.writeString(dir.resolve("flows.csv"), flows);
-            StringBuilder fct = new StringBuilder("min_bytes,max_bytes,flows,p50,p95,p99,mean_fct_us\n");
+            StringBuilder fct = new StringBuilder("min_bytes,max_bytes,flows,p50_slowdown,p95_slowdown,p99_slowdown,"
+                    + "mean_fct_us,p50_fct_us,p95_fct_us,p99_fct_us\n");
             for (LabResults.SizeBucket b : r.fctBuckets()) {
                 fct.append(b.minBytes())
                         .append(',')
@@ -81,6 +82,12 @@ public final class ResultsWriter {
                         .append(num(b.p99()))
                         .append(',')
                         .append(num(b.meanFctUs()))
+                        .append(',')
+                        .append(num(b.p50FctUs()))
+                        .append(',')
+                        .append(num(b.p95FctUs()))
+                        .append(',')
+                        .append(num(b.p99FctUs()))
                         .append('\n');
             }
             Files.writeString(dir.resolve("fct.csv"), fct);

@@ -23,7 +23,10 @@ public final class Percentiles {
         return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 
-    /** p50/p95/p99 of slowdown per size bucket, over finished flows; empty buckets are left out. */
+    /**
+     * p50/p95/p99 of slowdown and of FCT per size bucket, over finished flows; empty buckets are left
+     * out.
+     */
     public static List<LabResults.SizeBucket> buckets(List<LabResults.FlowResult> flows) {
         List<LabResults.SizeBucket> out = new ArrayList<>();
         long lower = 0;
@@ -36,12 +39,15 @@ public final class Percentiles {
             }
             if (!in.isEmpty()) {
                 double[] s = new double[in.size()];
+                double[] fctUs = new double[in.size()];
                 double fctSum = 0;
                 for (int i = 0; i < s.length; i++) {
                     s[i] = in.get(i).slowdown();
+                    fctUs[i] = in.get(i).fctNs() / 1000.0;
                     fctSum += in.get(i).fctNs();
                 }
                 Arrays.sort(s);
+                Arrays.sort(fctUs);
                 out.add(new LabResults.SizeBucket(
                         lower,
                         upper,
@@ -49,7 +55,10 @@ public final class Percentiles {
                         round(of(s, 50)),
                         round(of(s, 95)),
                         round(of(s, 99)),
-                        round(fctSum / s.length / 1000)));
+                        round(fctSum / s.length / 1000),
+                        round(of(fctUs, 50)),
+                        round(of(fctUs, 95)),
+                        round(of(fctUs, 99))));
             }
             lower = upper;
         }

@@ -174,7 +174,7 @@ final class FlowEngine {
     }
 
     private void schedulePoisson(int index, String name, WorkloadSpec.Poisson w) {
-        FlowSizeCdf cdf = FlowSizeCdf.named(w.cdf());
+        FlowSizeCdf cdf = w.flowSizeCdf();
         List<VirtualEni> members = members(w.hosts(), "workloads[" + index + "].hosts");
         long start = us(w.startUs());
         long stop = w.stopUs() == null ? durationNs : w.stopUs() * 1000;

@@ -62,6 +62,41 @@ class ProgressBarTest {
     }
 
     @Test
+    void theEtaCountsFromWhenTheRunStartedMovingNotFromEarlierPhases() {
+        // A real-time lab: 40 s of perftests, then 20 s bringing the flow agents up (no lab time yet),
+        // then 1.5% of the run time in 1 s: 66 s to go, not 61 s x 98.5 / 1.5 = 4006 s.
+        long[] nowNs = {0};
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ProgressBar bar = new ProgressBar(new PrintStream(bytes, true, StandardCharsets.UTF_8), () -> nowNs[0]);
+        bar.onSteps("test", 0, 2);
+        nowNs[0] = 20_000_000_000L;
+        bar.onSteps("test", 1, 2);
+        assertThat(lastLine(bytes)).contains("test 1/2", "ETA 20 s");
+        nowNs[0] = 30_000_000_000L;
+        bar.onSteps("test", 1, 2); // redrawn without progress: the rate still counts from the start
+        assertThat(lastLine(bytes)).contains("test 1/2", "ETA 30 s");
+        nowNs[0] = 40_000_000_000L;
+        bar.onTime(0, 3_000_000_000L, 10_000_000_000L, -1, 1028);
+        nowNs[0] = 60_000_000_000L;
+        bar.onTime(0, 3_000_000_000L, 10_000_000_000L, -1, 1028);
+        assertThat(lastLine(bytes)).contains("  0%").doesNotContain("ETA");
+        nowNs[0] = 60_200_000_000L;
+        bar.onTime(5_000L, 3_000_000_000L, 10_000_000_000L, -1, 1028); // 5 us after GO: no rate yet
+        assertThat(lastLine(bytes)).contains("  0%").doesNotContain("ETA");
+        nowNs[0] = 61_000_000_000L;
+        bar.onTime(45_000_000L, 3_000_000_000L, 10_000_000_000L, -1, 1028);
+        assertThat(lastLine(bytes)).contains("45.00/3000.00 ms", "ETA 66 s"); // 1 s x 98.5 / 1.5
+        nowNs[0] = 61_500_000_000L;
+        bar.onTime(60_000_000L, 3_000_000_000L, 10_000_000_000L, -1, 1028);
+        assertThat(lastLine(bytes)).contains("  2%", "ETA 74 s"); // 1.5 s x 98 / 2
+    }
+
+    private static String lastLine(ByteArrayOutputStream bytes) {
+        String all = bytes.toString(StandardCharsets.UTF_8);
+        return all.substring(all.lastIndexOf('\r') + 1);
+    }
+
+    @Test
     void drawsOnOneLineAndEndsItOnFinish() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         ProgressBar bar = new ProgressBar(new PrintStream(bytes, true, StandardCharsets.UTF_8));
