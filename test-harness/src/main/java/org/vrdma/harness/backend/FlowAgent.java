@@ -608,14 +608,15 @@ public final class FlowAgent {
         TransportCounters c = host.transportCounters();
         out.printf(
                 Locale.ROOT,
-                "counters tx=%d retx=%d timeouts=%d naks=%d cnpSent=%d cnpReceived=%d ecn=%d%n",
+                "counters tx=%d retx=%d timeouts=%d naks=%d cnpSent=%d cnpReceived=%d ecn=%d spurious=%d%n",
                 c.txPackets,
                 c.retransmittedPackets,
                 c.timeouts,
                 c.seqNaksSent,
                 c.cnpsSent,
                 c.cnpsReceived,
-                c.ecnMarked);
+                c.ecnMarked,
+                c.spuriousTimeouts);
         out.flush();
     }
 

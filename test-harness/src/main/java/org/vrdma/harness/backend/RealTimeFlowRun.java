@@ -45,7 +45,7 @@ final class RealTimeFlowRun {
             Pattern.compile("(?m)^flow (-?\\d+) start=(-?\\d+) end=(-?\\d+) acked=(\\d+) status=(\\S+)$");
     private static final Pattern DELIVERED = Pattern.compile("(?m)^delivered (\\d+) ([\\d,]*)$");
     private static final Pattern COUNTERS = Pattern.compile(
-            "(?m)^counters tx=(\\d+) retx=(\\d+) timeouts=(\\d+) naks=(\\d+) cnpSent=(\\d+) cnpReceived=(\\d+) ecn=(\\d+)$");
+            "(?m)^counters tx=(\\d+) retx=(\\d+) timeouts=(\\d+) naks=(\\d+) cnpSent=(\\d+) cnpReceived=(\\d+) ecn=(\\d+) spurious=(\\d+)$");
 
     private final Lab lab;
     private final LabNetwork network;
@@ -298,7 +298,7 @@ final class RealTimeFlowRun {
     private Outcome collect(
             List<FlowPlan.PlannedFlow> plan, List<String> outputs, Calibration cal, long runNs, long sampleNs) {
         Map<Integer, String[]> byId = new HashMap<>();
-        long[] counters = new long[7];
+        long[] counters = new long[8];
         int bins = (int) Math.min(100_000, runNs / sampleNs + 1);
         double[][] gbps = new double[network.hosts().size()][bins];
         int lastBin = 0;

@@ -34,7 +34,7 @@ public final class RealTimeLabRun implements LabRun {
     private static final Pattern LAT_ROW = Pattern.compile(
             "\\n\\s*(\\d+)\\s+(\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)");
     private static final Pattern COUNTERS = Pattern.compile(
-            "counters: tx (\\d+) pkts, rx \\d+ pkts, retransmitted (\\d+), timeouts (\\d+), NAK seq (\\d+)");
+            "counters: tx (\\d+) pkts, rx \\d+ pkts, retransmitted (\\d+), timeouts (\\d+) \\((\\d+) spurious\\), NAK seq (\\d+)");
 
     private final Lab lab;
     private final LabNetwork network;
@@ -142,6 +142,7 @@ public final class RealTimeLabRun implements LabRun {
         long tx = 0;
         long retransmitted = 0;
         long timeouts = 0;
+        long spurious = 0;
         long naks = 0;
         long delivered = 0;
         if (!tests.isEmpty()) {
@@ -160,13 +161,14 @@ public final class RealTimeLabRun implements LabRun {
                 tx += Long.parseLong(c.group(1));
                 retransmitted += Long.parseLong(c.group(2));
                 timeouts += Long.parseLong(c.group(3));
-                naks += Long.parseLong(c.group(4));
+                spurious += Long.parseLong(c.group(4));
+                naks += Long.parseLong(c.group(5));
             }
             delivered += t.options().totalBytes();
             progress.onSteps("test", i + 1, tests.size());
         }
         List<LabResults.FlowResult> flows = List.of();
-        long[] fc = new long[7];
+        long[] fc = new long[8];
         LabResults.TimeSeries throughput = new LabResults.TimeSeries("Gbit/s", 0, List.of());
         long finished = 0;
         long endNs = System.nanoTime() - start;
@@ -211,6 +213,7 @@ public final class RealTimeLabRun implements LabRun {
                 tx + fc[0],
                 retransmitted + fc[1],
                 timeouts + fc[2],
+                spurious + fc[7],
                 naks + fc[3],
                 fc[4],
                 fc[5],

@@ -15,6 +15,7 @@ import org.vrdma.harness.lab.LabLoader;
 import org.vrdma.harness.lab.SweepSpec;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.report.CcFigures;
+import org.vrdma.harness.lab.report.LabDescription;
 import org.vrdma.harness.lab.report.LabRunner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -176,7 +177,11 @@ final class LabCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "validate", description = "Check a lab file and print what it resolves to.")
+    @Command(
+            name = "validate",
+            description = "Check a lab file and print what it resolves to: seed and times, topology (hosts, switches,"
+                    + " links and their rates), VPCs, transport, congestion control per ENI, PFC, workloads with"
+                    + " their parameters, sweep runs, and whether the backend can run it here.")
     static final class Validate implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -184,23 +189,37 @@ final class LabCommand implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "FILE")
         String file;
 
+        @Option(
+                names = "--backend",
+                defaultValue = LabBackends.DEFAULT,
+                description =
+                        "Backend the lab is meant for: virtual, embedded, netns, docker (default ${DEFAULT-VALUE}).")
+        String backend;
+
         @Override
         public Integer call() {
             try {
                 Lab lab = LabLoader.load(Path.of(file));
+                LabBackend b = LabBackends.get(backend);
                 var net = TopologyGenerator.resolve(lab);
                 long switches = net.nodes().stream().filter(n -> !n.host()).count();
-                spec.commandLine()
-                        .getOut()
-                        .printf(
-                                "%s: valid; %s topology, %d hosts, %d switches, %d links, %d workloads, %d run(s)%n",
-                                file,
-                                lab.topology().type(),
-                                net.hosts().size(),
-                                switches,
-                                net.links().size(),
-                                lab.workloads().size(),
-                                SweepSpec.expand(lab).size());
+                var out = spec.commandLine().getOut();
+                out.printf(
+                        "%s: valid; %s topology, %d hosts, %d switches, %d links, %d workloads, %d run(s)%n",
+                        file,
+                        lab.topology().type(),
+                        net.hosts().size(),
+                        switches,
+                        net.links().size(),
+                        lab.workloads().size(),
+                        SweepSpec.expand(lab).size());
+                for (String line : LabDescription.lines(lab, net)) {
+                    out.println(line);
+                }
+                String why = b.unavailableReason();
+                out.println("backend: " + b.name() + " (" + b.description() + ")"
+                        + (why == null ? "" : "; cannot run here: " + why));
+                out.flush();
                 return 0;
             } catch (LabException e) {
                 spec.commandLine().getErr().println(file + ": " + e.getMessage());

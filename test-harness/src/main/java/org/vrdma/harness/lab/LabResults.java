@@ -188,6 +188,9 @@ public record LabResults(
      * @param linkTransmissions packets sent on every link (host uplinks and switch ports), ACKs and
      *     CNPs included
      * @param bufferDrops tail drops in every port
+     * @param timeouts retransmission timer expiries of every vNIC
+     * @param spuriousTimeouts of those, the ones found spurious: the packet resent had arrived (the
+     *     responder's duplicate ACK for the copy showed it), so a delay, not a loss, outran the timer
      * @param injectedLosses packets dropped by configured faults
      * @param ecnMarks CE marks applied by ports
      */
@@ -198,6 +201,7 @@ public record LabResults(
             long txPackets,
             long retransmittedPackets,
             long timeouts,
+            long spuriousTimeouts,
             long seqNaks,
             long cnpsSent,
             long cnpsReceived,

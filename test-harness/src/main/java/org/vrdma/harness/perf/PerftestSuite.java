@@ -161,13 +161,14 @@ public final class PerftestSuite {
     /** Prints the transport counters that explain a run on a lossy network. */
     public static void printCounters(PrintWriter out, TransportCounters c, long injectedLosses, long ecnMarks) {
         out.printf(
-                " counters: tx %d pkts, rx %d pkts, retransmitted %d, timeouts %d, NAK seq %d, duplicates %d,"
+                " counters: tx %d pkts, rx %d pkts, retransmitted %d, timeouts %d (%d spurious), NAK seq %d, duplicates %d,"
                         + " out-of-sequence %d, CNPs %d, ECN-marked %d; overlay dropped %d (injected), marked CE %d;"
                         + " tail probes %d%n",
                 c.txPackets,
                 c.rxPackets,
                 c.retransmittedPackets,
                 c.timeouts,
+                c.spuriousTimeouts,
                 c.seqNaksSent,
                 c.duplicateRequests,
                 c.outOfSequence,

@@ -83,6 +83,7 @@ class RealTimeFlowsTest {
                         .mapToLong(LabResults.FlowResult::bytes)
                         .sum());
         assertThat(r.counters().txPackets()).isPositive();
+        assertThat(r.counters().spuriousTimeouts()).isBetween(0L, r.counters().timeouts());
         assertThat(r.fctBuckets()).isNotEmpty();
         assertThat(r.throughput().series().getFirst().values()).isNotEmpty();
         assertThat(java.util.Arrays.stream(r.throughput().series().getFirst().values())

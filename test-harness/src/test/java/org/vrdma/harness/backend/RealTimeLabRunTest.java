@@ -56,6 +56,10 @@ class RealTimeLabRunTest {
         assertThat(p.get(2).verifiedBytes()).isZero();
         assertThat(results.notes()).anyMatch(n -> n.startsWith("sendLat payloads are not checked"));
         assertThat(results.counters().bytesDelivered()).isEqualTo(200L * 65536 + 200L * 65536 + 1000L * 64);
+        // Read from the perftest clients' counter lines (a format the parser missed would leave 0).
+        assertThat(results.counters().txPackets()).isPositive();
+        assertThat(results.counters().spuriousTimeouts())
+                .isBetween(0L, results.counters().timeouts());
         assertThat(LabProcesses.withLabPrefix(id)).isEmpty();
         assertThat(new EmbeddedBackend().leftovers(id)).isEmpty();
     }

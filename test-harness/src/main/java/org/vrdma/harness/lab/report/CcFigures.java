@@ -365,6 +365,10 @@ public final class CcFigures {
             Column.of("retransmitted", r -> Long.toString(r.counters().retransmittedPackets()));
     private static final Column TIMEOUTS =
             Column.of("timeouts", r -> Long.toString(r.counters().timeouts()));
+    /** Timeouts whose resent packet had arrived: a delay, not a loss, outran the timer. */
+    private static final Column SPURIOUS =
+            Column.of("spurious", r -> Long.toString(r.counters().spuriousTimeouts()));
+
     private static final Column CNPS =
             Column.of("CNPs", r -> Long.toString(r.counters().cnpsSent()));
     /** Buffer drops and injected losses. */
@@ -410,7 +414,7 @@ public final class CcFigures {
     static String star16Table(List<LabRunner.Outcome> outcomes) {
         return "Source: " + source(outcomes) + ". Slowdown = FCT / ideal FCT (the flow alone on the empty"
                 + " network), nearest-rank percentiles over all flows; ≥ marks a lower bound from flows"
-                + " still sending when the run ended.\n\n"
+                + " still sending when the run ended; spurious: timeouts whose resent packet had in fact arrived.\n\n"
                 + variantTable(
                         outcomes,
                         List.of(
@@ -423,6 +427,7 @@ public final class CcFigures {
                                 slowdownColumn("p99 > 1 MB", 1_000_000, Long.MAX_VALUE, 99),
                                 RETRANSMITTED,
                                 TIMEOUTS,
+                                SPURIOUS,
                                 CNPS,
                                 DROPS,
                                 QUEUE_P99,
@@ -435,7 +440,8 @@ public final class CcFigures {
                 + fmt(outcomes.getFirst().results().flows().getFirst().idealFctNs() / 1000.0)
                 + " µs; a round of 32 needs at least 32 × that at line rate); queue sampled every "
                 + outcomes.getFirst().results().queues().intervalNs() / 1000
-                + " µs at the busiest port (the receiver's), mean until the last flow is done.\n\n"
+                + " µs at the busiest port (the receiver's), mean until the last flow is done; spurious: timeouts"
+                + " whose resent packet had in fact arrived (the responder's duplicate ACK showed it).\n\n"
                 + variantTable(
                         outcomes,
                         List.of(
@@ -449,6 +455,7 @@ public final class CcFigures {
                                 DROPS,
                                 RETRANSMITTED,
                                 TIMEOUTS,
+                                SPURIOUS,
                                 CNPS,
                                 LAST_FLOW_DONE));
     }
@@ -529,6 +536,7 @@ public final class CcFigures {
                                 DROPS,
                                 RETRANSMITTED,
                                 TIMEOUTS,
+                                SPURIOUS,
                                 Column.of(
                                         "link transmissions",
                                         r -> Long.toString(r.counters().linkTransmissions())),
@@ -687,7 +695,7 @@ public final class CcFigures {
         }
         List<String> header = new ArrayList<>(List.of("random loss"));
         for (String rec : recoveries) {
-            header.addAll(List.of(rec + " Gbit/s", "retransmitted", "timeouts"));
+            header.addAll(List.of(rec + " Gbit/s", "retransmitted", "timeouts", "spurious"));
         }
         List<List<String>> rows = new ArrayList<>();
         for (Map.Entry<String, Map<String, LabResults>> e : byLoss.entrySet()) {
@@ -695,7 +703,7 @@ public final class CcFigures {
             for (String rec : recoveries) {
                 LabResults r = e.getValue().get(rec);
                 if (r == null || r.perftests().isEmpty()) {
-                    row.addAll(List.of("–", "–", "–"));
+                    row.addAll(List.of("–", "–", "–", "–"));
                     continue;
                 }
                 LabResults.PerftestResult p = r.perftests().getFirst();
@@ -704,7 +712,8 @@ public final class CcFigures {
                 row.addAll(List.of(
                         gbps,
                         Long.toString(r.counters().retransmittedPackets()),
-                        Long.toString(r.counters().timeouts())));
+                        Long.toString(r.counters().timeouts()),
+                        Long.toString(r.counters().spuriousTimeouts())));
             }
             rows.add(row);
         }

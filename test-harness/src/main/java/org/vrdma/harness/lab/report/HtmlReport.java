@@ -77,6 +77,9 @@ public final class HtmlReport {
                                 linksModelled ? Long.toString(c.linkTransmissions()) : none),
                         List.of("retransmitted packets", Long.toString(c.retransmittedPackets())),
                         List.of("retransmission timeouts", Long.toString(c.timeouts())),
+                        List.of(
+                                "of which spurious (the resent packet had arrived)",
+                                Long.toString(c.spuriousTimeouts())),
                         List.of("sequence NAKs", Long.toString(c.seqNaks())),
                         List.of("CNPs sent / received", c.cnpsSent() + " / " + c.cnpsReceived()),
                         List.of("ECN marks", linksModelled ? Long.toString(c.ecnMarks()) : none),

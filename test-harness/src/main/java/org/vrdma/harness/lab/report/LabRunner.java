@@ -99,20 +99,22 @@ public final class LabRunner {
                 linksModelled(r)
                         ? String.format(
                                 Locale.ROOT,
-                                "%.3f ms of lab time in %.1f s: %d/%d flows finished, %d link transmissions, %d retransmitted, %d CNPs, %d ECN marks, %d drops",
+                                "%.3f ms of lab time in %.1f s: %d/%d flows finished, %d link transmissions, %d retransmitted, %d timeouts (%d spurious), %d CNPs, %d ECN marks, %d drops",
                                 r.endNs() / 1e6,
                                 wallSeconds,
                                 c.flowsFinished(),
                                 c.flowsStarted(),
                                 c.linkTransmissions(),
                                 c.retransmittedPackets(),
+                                c.timeouts(),
+                                c.spuriousTimeouts(),
                                 c.cnpsSent(),
                                 c.ecnMarks(),
                                 c.bufferDrops() + c.injectedLosses())
                         // Zeros for what the machine's own links do not report would read as measured.
                         : String.format(
                                 Locale.ROOT,
-                                "%.3f ms of lab time in %.1f s: %d/%d flows finished, %d retransmitted, %d timeouts, %d CNPs"
+                                "%.3f ms of lab time in %.1f s: %d/%d flows finished, %d retransmitted, %d timeouts (%d spurious), %d CNPs"
                                         + " (link transmissions, ECN marks and drops not observable on real links)",
                                 r.endNs() / 1e6,
                                 wallSeconds,
@@ -120,6 +122,7 @@ public final class LabRunner {
                                 c.flowsStarted(),
                                 c.retransmittedPackets(),
                                 c.timeouts(),
+                                c.spuriousTimeouts(),
                                 c.cnpsSent()));
         if (r.pfc() != null) {
             LabResults.Pfc p = r.pfc();

@@ -2,21 +2,29 @@ package org.vrdma.harness.lab.report;
 
 import java.awt.BasicStroke;
 import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.geom.Rectangle2D;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.jfree.chart.ChartFactory;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.AxisState;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTick;
 import org.jfree.chart.plot.CategoryPlot;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.category.BarRenderer;
 import org.jfree.chart.renderer.category.StandardBarPainter;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.category.DefaultCategoryDataset;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
@@ -40,6 +48,10 @@ public final class Plots {
 
     /** FCT slowdown p50/p95/p99 against flow size (bucket upper bound, log scale). */
     public static byte[] fctSlowdown(String title, List<LabResults.SizeBucket> buckets) {
+        return png(fctSlowdownChart(title, buckets));
+    }
+
+    static JFreeChart fctSlowdownChart(String title, List<LabResults.SizeBucket> buckets) {
         XYSeriesCollection ds = new XYSeriesCollection();
         XYSeries p50 = new XYSeries("p50");
         XYSeries p95 = new XYSeries("p95");
@@ -53,21 +65,28 @@ public final class Plots {
         ds.addSeries(p50);
         ds.addSeries(p95);
         ds.addSeries(p99);
-        return png(sizeChart(title, "FCT slowdown", ds));
+        return sizeChart(title, "FCT slowdown", ds, buckets);
     }
 
     /** One line per variant: a percentile of FCT slowdown against flow size. */
     public static byte[] fctComparison(
             String title, Map<String, List<LabResults.SizeBucket>> byVariant, int percentile) {
+        return png(fctComparisonChart(title, byVariant, percentile));
+    }
+
+    static JFreeChart fctComparisonChart(
+            String title, Map<String, List<LabResults.SizeBucket>> byVariant, int percentile) {
         XYSeriesCollection ds = new XYSeriesCollection();
+        List<LabResults.SizeBucket> all = new ArrayList<>();
         for (Map.Entry<String, List<LabResults.SizeBucket>> e : byVariant.entrySet()) {
             XYSeries s = new XYSeries(e.getKey());
             for (LabResults.SizeBucket b : e.getValue()) {
                 s.add(bucketX(b), percentile == 50 ? b.p50() : percentile == 95 ? b.p95() : b.p99());
+                all.add(b);
             }
             ds.addSeries(s);
         }
-        return png(sizeChart(title, "p" + percentile + " FCT slowdown", ds));
+        return sizeChart(title, "p" + percentile + " FCT slowdown", ds, all);
     }
 
     /** A time series (throughput, queue depth) against time in µs. */
@@ -142,31 +161,84 @@ public final class Plots {
         return b.maxBytes() == Long.MAX_VALUE ? Math.max(1, b.minBytes()) * 2.0 : b.maxBytes();
     }
 
-    private static JFreeChart sizeChart(String title, String yLabel, XYSeriesCollection ds) {
+    private static JFreeChart sizeChart(
+            String title, String yLabel, XYSeriesCollection ds, List<LabResults.SizeBucket> buckets) {
         JFreeChart chart = ChartFactory.createXYLineChart(
                 title, "flow size [bytes]", yLabel, ds, PlotOrientation.VERTICAL, true, false, false);
         XYPlot plot = chart.getXYPlot();
-        LogAxis x = new LogAxis("flow size [bytes], bucket upper bound");
+        // Where the buckets drawn are one or two, decade ticks would show at most one bare power of
+        // ten off the points (or none): tick and name the buckets themselves instead.
+        TreeMap<Double, String> byX = new TreeMap<>();
+        for (LabResults.SizeBucket b : buckets) {
+            byX.putIfAbsent(bucketX(b), bucketLabel(b));
+        }
+        BucketAxis x = new BucketAxis("flow size [bytes], bucket upper bound", byX.size() <= 2 ? byX : Map.of());
         x.setBase(10);
         x.setSmallestValue(1000);
         // A fixed range half a decade around the buckets: JFreeChart's auto range fails on a
-        // single bucket (all flows of one size) with a zero-length range.
-        double lo = Double.MAX_VALUE;
-        double hi = 0;
-        for (int s = 0; s < ds.getSeriesCount(); s++) {
-            for (int i = 0; i < ds.getItemCount(s); i++) {
-                lo = Math.min(lo, ds.getXValue(s, i));
-                hi = Math.max(hi, ds.getXValue(s, i));
-            }
-        }
-        if (hi > 0) {
+        // single bucket (all flows of one size) with a zero-length range. Symmetric in log scale,
+        // so one bucket sits in the middle.
+        if (!byX.isEmpty()) {
             x.setAutoRange(false);
-            x.setRange(Math.max(1, lo / 3), hi * 3);
+            x.setRange(Math.max(1, byX.firstKey() / 3), byX.lastKey() * 3);
             x.setTickUnit(new org.jfree.chart.axis.NumberTickUnit(1)); // one tick per decade
         }
         plot.setDomainAxis(x);
         style(chart, true);
         return chart;
+    }
+
+    /** A bucket as the tables name it: {@code ≤ 10 kB}, {@code 30 kB–100 kB}, {@code > 10 MB}. */
+    static String bucketLabel(LabResults.SizeBucket b) {
+        if (b.maxBytes() == Long.MAX_VALUE) {
+            return "> " + sizeLabel(b.minBytes());
+        }
+        return b.minBytes() <= 0
+                ? "≤ " + sizeLabel(b.maxBytes())
+                : sizeLabel(b.minBytes()) + "–" + sizeLabel(b.maxBytes());
+    }
+
+    /** Bytes in kB or MB (powers of 1000, as the buckets are), at most three significant digits. */
+    static String sizeLabel(long bytes) {
+        if (bytes >= 1_000_000) {
+            return trim(bytes / 1e6) + " MB";
+        }
+        return bytes >= 1000 ? trim(bytes / 1e3) + " kB" : bytes + " B";
+    }
+
+    private static String trim(double v) {
+        return new java.math.BigDecimal(v)
+                .round(new java.math.MathContext(3))
+                .stripTrailingZeros()
+                .toPlainString();
+    }
+
+    /**
+     * A log axis of flow sizes; given bucket positions, its ticks are those, labelled with the
+     * buckets, in place of decades.
+     */
+    static final class BucketAxis extends LogAxis {
+        private final List<NumberTick> bucketTicks = new ArrayList<>();
+
+        BucketAxis(String label, Map<Double, String> bucketsByX) {
+            super(label);
+            bucketsByX.forEach((x, name) ->
+                    bucketTicks.add(new NumberTick(x, name, TextAnchor.TOP_CENTER, TextAnchor.CENTER, 0.0)));
+        }
+
+        /** The bucket ticks, empty when the axis ticks decades. */
+        List<NumberTick> bucketTicks() {
+            return List.copyOf(bucketTicks);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public List refreshTicks(Graphics2D g2, AxisState state, Rectangle2D dataArea, RectangleEdge edge) {
+            if (bucketTicks.isEmpty()) {
+                return super.refreshTicks(g2, state, dataArea, edge);
+            }
+            return new ArrayList<>(bucketTicks);
+        }
     }
 
     private static void style(JFreeChart chart, boolean shapes) {

@@ -3,6 +3,7 @@ package org.vrdma.harness.lab.report;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.RecordComponent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -14,7 +15,7 @@ import org.vrdma.harness.lab.LabResults;
  * ./vrdma lab run results.json} replays it), {@code lab.json} (the lab with its seed, which
  * replays it too), and CSV files for spreadsheets and scripts: {@code
  * flows.csv}, {@code fct.csv} (slowdown percentiles by size), {@code throughput.csv}, {@code
- * queues.csv}, and with priority flow control {@code pfc.csv} (per link direction that paused).
+ * queues.csv}, {@code counters.csv} (the run's totals), and with priority flow control {@code pfc.csv} (per link direction that paused).
  */
 public final class ResultsWriter {
     private ResultsWriter() {}
@@ -91,6 +92,7 @@ public final class ResultsWriter {
                         .append('\n');
             }
             Files.writeString(dir.resolve("fct.csv"), fct);
+            Files.writeString(dir.resolve("counters.csv"), counters(r.counters()));
             Files.writeString(dir.resolve("throughput.csv"), series(r.throughput()));
             Files.writeString(dir.resolve("queues.csv"), series(r.queues()));
             if (r.pfc() != null) {
@@ -99,6 +101,25 @@ public final class ResultsWriter {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write results to " + dir, e);
         }
+    }
+
+    /** The run's totals, one {@code counter,value} line each, in the order of {@link LabResults.Counters}. */
+    static String counters(LabResults.Counters c) {
+        StringBuilder sb = new StringBuilder("counter,value\n");
+        for (RecordComponent rc : LabResults.Counters.class.getRecordComponents()) {
+            Object v;
+            try {
+                v = rc.getAccessor().invoke(c);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+            // snake_case as the other CSV headers: spuriousTimeouts -> spurious_timeouts
+            sb.append(rc.getName().replaceAll("([A-Z])", "_$1").toLowerCase(Locale.ROOT))
+                    .append(',')
+                    .append(v)
+                    .append('\n');
+        }
+        return sb.toString();
     }
 
     /** Per link direction under PFC: the sender's pauses and the receiving switch's ingress accounting. */

@@ -708,6 +708,7 @@ final class VirtualLab implements LabRun {
                 sum.txPackets,
                 sum.retransmittedPackets,
                 sum.timeouts,
+                sum.spuriousTimeouts,
                 sum.seqNaksSent,
                 sum.cnpsSent,
                 sum.cnpsReceived,

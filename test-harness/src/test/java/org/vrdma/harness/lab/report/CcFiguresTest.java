@@ -96,11 +96,18 @@ class CcFiguresTest {
                         "loss-sweep-table",
                         "cc-compare-table");
         assertThat(sections.get("cc-star16-table")).contains("| HPCC 30% |", "| none 30% |", "seed 3", "p99 ≤ 100 kB");
-        assertThat(sections.get("cc-incast-table")).contains("| DCQCN | 4/4 |", "| none | 4/4 |");
+        assertThat(sections.get("cc-incast-table"))
+                .contains("| DCQCN | 4/4 |", "| none | 4/4 |", "| retransmitted | timeouts | spurious | CNPs |");
+        assertThat(sections.get("cc-star16-table")).contains("| timeouts | spurious |");
         assertThat(sections.get("cc-fairness-table"))
                 .contains("| Swift | 2/2 |", "| TIMELY | 2/2 |", "h1 1 MB from 0 ms");
         assertThat(sections.get("loss-sweep-table"))
-                .contains("| 0% |", "| 1% |", "go-back-N Gbit/s", "selective repeat Gbit/s")
+                .contains(
+                        "| 0% |",
+                        "| 1% |",
+                        "go-back-N Gbit/s",
+                        "selective repeat Gbit/s",
+                        "| retransmitted | timeouts | spurious |")
                 .doesNotContain("B wrong");
         assertThat(sections.get("cc-compare-table")).contains("| dcqcn |", "| hpcc |", "| static |");
         for (String png : List.of(

@@ -19,7 +19,7 @@ class LabRunnerSummaryTest {
                 List.of(),
                 List.of(),
                 List.of(),
-                new LabResults.Counters(10, 9, 5_000_000, 4000, 7, 2, 0, 3, 3, 0, 0, 0, 0),
+                new LabResults.Counters(10, 9, 5_000_000, 4000, 7, 2, 1, 0, 3, 3, 0, 0, 0, 0),
                 null,
                 null,
                 null,
@@ -30,7 +30,8 @@ class LabRunnerSummaryTest {
     void realLinksShowNoZerosForWhatTheyCannotCount() {
         String rt = LabRunner.summary(results("netns"), 1.5);
         assertThat(rt)
-                .contains("9/10 flows finished", "7 retransmitted", "2 timeouts", "3 CNPs", "not observable")
+                .contains(
+                        "9/10 flows finished", "7 retransmitted", "2 timeouts (1 spurious)", "3 CNPs", "not observable")
                 .doesNotContain("0 link transmissions", "0 ECN marks", "0 drops");
         String html =
                 new HtmlReport("t").counters(results("netns").counters(), false).render();
