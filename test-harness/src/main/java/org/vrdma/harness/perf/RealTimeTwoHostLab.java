@@ -149,6 +149,25 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         return sum;
     }
 
+    /**
+     * Both loops' late-timer counters: due timers found late (the loop was busy or descheduled when
+     * they fell due), the I/O turns given to them that found input waiting, and the late timers that
+     * input cancelled or moved (expiries that would have fired spuriously).
+     */
+    public long[] lateTimerCounters() {
+        long[] sum = new long[3];
+        for (VSwitchHost h : hostB.eventLoop() == hostA.eventLoop() ? List.of(hostA) : List.of(hostA, hostB)) {
+            long[] c = call(h, () -> {
+                EventLoopTimerService t = new EventLoopTimerService(h.eventLoop());
+                return new long[] {t.lateExpiries(), t.ioTurnsBeforeLateTimersWithEvents(), t.lateTimersResolvedByIo()};
+            });
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] += c[i];
+            }
+        }
+        return sum;
+    }
+
     public NettyRuntime runtime() {
         return runtime;
     }

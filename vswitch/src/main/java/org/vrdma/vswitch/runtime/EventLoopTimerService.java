@@ -63,6 +63,24 @@ public final class EventLoopTimerService implements TimerService {
         return timers.fired();
     }
 
+    /**
+     * Due timers found late (more than {@code LoopTimers.LATE_NS} after their deadline: the loop was
+     * busy or descheduled when they fell due); on a {@link TimerEventLoop} each first gets an I/O turn.
+     */
+    public long lateExpiries() {
+        return timers.lateExpiries();
+    }
+
+    /** I/O turns given to late timers that found events ready: input that waited while they fell due. */
+    public long ioTurnsBeforeLateTimersWithEvents() {
+        return timers.ioTurnsWithEvents();
+    }
+
+    /** Late timers that the input read in their I/O turn cancelled or moved: expiries avoided. */
+    public long lateTimersResolvedByIo() {
+        return timers.lateTimersResolved();
+    }
+
     /** Whether the loop wakes for the timers itself, with no Netty task per deadline. */
     public boolean loopDriven() {
         return eventLoop instanceof TimerEventLoop;

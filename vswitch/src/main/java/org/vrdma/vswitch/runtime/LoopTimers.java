@@ -23,9 +23,30 @@ import org.vrdma.runtime.TimerHandler;
  *       task each time it is armed.
  * </ul>
  *
+ * <p><b>I/O before late timers.</b> A timer found due more than {@link #LATE_NS} after its deadline
+ * fell due while the loop was not waiting for it: busy with a long turn, or descheduled on a
+ * loaded machine. Whatever arrived in its sockets meanwhile (the ACK that would have cancelled a
+ * retransmission timer) has not been read yet, so {@link #queueExpiryIfDue} then owes the loop one
+ * non-blocking I/O turn first ({@link #ioTurnOwed()}, {@link #onIoTurn}) and queues the expiry on
+ * the turn after it, if a timer is still due. A timer the loop waited for is never late by more
+ * than the wake-up's latency, and its wait already polled the sockets after the deadline. Timers
+ * still run in deadline order, at most one I/O turn later.
+ *
  * <p>Confined to its loop's thread.
  */
 final class LoopTimers {
+    /**
+     * A due timer later than this was not waited for (a timed wake-up is late by tens of
+     * microseconds, a lost core by milliseconds); {@code -Dvrdma.loop.lateTimerUs} sets it.
+     */
+    static final long LATE_NS = Long.getLong("vrdma.loop.lateTimerUs", 200) * 1_000;
+
+    /**
+     * {@code -Dvrdma.loop.ioBeforeLateTimers=false} fires late timers without the I/O turn first, as
+     * before (to compare the two).
+     */
+    static final boolean IO_BEFORE_LATE_TIMERS = !"false".equals(System.getProperty("vrdma.loop.ioBeforeLateTimers"));
+
     private final EventHeap heap = new EventHeap(256);
     private final Executor loop;
     private final LongSupplier clock;
@@ -42,6 +63,18 @@ final class LoopTimers {
     private long timersFired;
     private LoopClock loopClock;
 
+    private final boolean ioBeforeLateTimers;
+    /** Due timers wait for a non-blocking I/O turn of the loop. */
+    private boolean ioTurnOwed;
+    /** The owed I/O turn ran: the next turn fires what is still due. */
+    private boolean ioTurnDone;
+    /** The earliest deadline when the I/O turn was owed. */
+    private long owedDeadlineNs;
+
+    private long lateExpiries;
+    private long ioTurnsWithEvents;
+    private long lateTimersResolved;
+
     /**
      * @param loop where the expiry task is queued
      * @param clock the time timers are due by ({@code System::nanoTime} outside tests)
@@ -49,9 +82,15 @@ final class LoopTimers {
      *     the loop asks {@link #nextDeadlineNs()} itself
      */
     LoopTimers(Executor loop, LongSupplier clock, EventExecutor scheduler) {
+        this(loop, clock, scheduler, IO_BEFORE_LATE_TIMERS);
+    }
+
+    /** As above, with the I/O turn before late timers on or off, for tests. */
+    LoopTimers(Executor loop, LongSupplier clock, EventExecutor scheduler, boolean ioBeforeLateTimers) {
         this.loop = loop;
         this.clock = clock;
         this.scheduler = scheduler;
+        this.ioBeforeLateTimers = ioBeforeLateTimers && scheduler == null;
     }
 
     long nowNs() {
@@ -105,10 +144,60 @@ final class LoopTimers {
      * due. Reads the clock only when timers are pending.
      */
     void queueExpiryIfDue(Queue<Runnable> tasks) {
-        if (expiryQueued || heap.isEmpty() || heap.peekDeadlineNs() - clock.getAsLong() > 0) {
+        boolean polledSinceDue = ioTurnDone;
+        ioTurnDone = false;
+        long deadlineNs = heap.peekDeadlineNs();
+        if (polledSinceDue && deadlineNs > owedDeadlineNs) {
+            // What the I/O turn read cancelled or moved the late timer.
+            lateTimersResolved++;
+        }
+        if (expiryQueued || deadlineNs == Long.MAX_VALUE) {
             return;
         }
+        long lateNs = clock.getAsLong() - deadlineNs;
+        if (lateNs < 0) {
+            return;
+        }
+        if (lateNs > LATE_NS && !polledSinceDue) {
+            lateExpiries++;
+            if (ioBeforeLateTimers) {
+                ioTurnOwed = true;
+                owedDeadlineNs = deadlineNs;
+                return;
+            }
+        }
         expiryQueued = tasks.offer(expireTask);
+    }
+
+    /** Whether the loop owes the due timers a non-blocking I/O turn before its next tasks. */
+    boolean ioTurnOwed() {
+        return ioTurnOwed;
+    }
+
+    /** The loop's I/O turn ran and handled {@code readyEvents}; settles an owed turn. */
+    void onIoTurn(int readyEvents) {
+        if (ioTurnOwed) {
+            ioTurnOwed = false;
+            ioTurnDone = true;
+            if (readyEvents > 0) {
+                ioTurnsWithEvents++;
+            }
+        }
+    }
+
+    /** Due timers found more than {@link #LATE_NS} late (each owed an I/O turn when that is on). */
+    long lateExpiries() {
+        return lateExpiries;
+    }
+
+    /** Owed I/O turns that found events ready: input waited while the timers were late. */
+    long ioTurnsWithEvents() {
+        return ioTurnsWithEvents;
+    }
+
+    /** Late timers that the owed I/O turn cancelled or moved: expiries that would have fired. */
+    long lateTimersResolved() {
+        return lateTimersResolved;
     }
 
     private void queueExpiry() {

@@ -17,6 +17,11 @@ import java.util.concurrent.ThreadFactory;
  * the RC requester re-arms its probe and retransmission timer after every send without a Netty
  * task per re-arm (each such task was a {@code ScheduledFutureTask} allocated, queued and usually
  * cancelled).
+ *
+ * <p>A turn that finds timers late (the loop was descheduled or busy when they fell due) polls its
+ * sockets once more before it runs them (see {@link LoopTimers}): the input that waited meanwhile,
+ * such as the ACK that cancels a retransmission timer, is handled first, as it would have been had
+ * the loop had its core at the deadline.
  */
 public final class TimerEventLoop extends SingleThreadIoEventLoop {
     private final LoopTimers timers;
@@ -38,6 +43,19 @@ public final class TimerEventLoop extends SingleThreadIoEventLoop {
             timers.queueExpiryIfDue(taskQueue);
         }
         return fetchedAll;
+    }
+
+    /** An I/O turn owed to late timers is a non-blocking poll: the loop must not wait in it. */
+    @Override
+    protected boolean hasTasks() {
+        return super.hasTasks() || (timers.ioTurnOwed() && !isShuttingDown());
+    }
+
+    @Override
+    protected int runIo() {
+        int ready = super.runIo();
+        timers.onIoTurn(ready);
+        return ready;
     }
 
     @Override

@@ -16,7 +16,7 @@ import org.vrdma.runtime.TimerHandler;
 class LoopTimersTest {
     private long nowNs = 1_000_000;
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-    private final LoopTimers timers = new LoopTimers(tasks::add, () -> nowNs, null);
+    private final LoopTimers timers = new LoopTimers(tasks::add, () -> nowNs, null, true);
     private final List<String> fired = new ArrayList<>();
 
     /** One turn of the loop at the current time: due timers queued behind the tasks, all run. */
@@ -134,5 +134,119 @@ class LoopTimersTest {
         assertThat(tasks).hasSize(1);
         turn();
         assertThat(fired).containsExactly("a@1000", "b@1000");
+    }
+
+    /** Datagrams waiting in the loop's socket: read by the loop's next I/O turn. */
+    private final ArrayDeque<Runnable> socket = new ArrayDeque<>();
+
+    /**
+     * One turn as {@link TimerEventLoop} takes it: the I/O (a poll that does not block when a turn is
+     * owed to late timers), then the tasks, which start with the timers' check.
+     */
+    private void ioThenTasks(LoopTimers t) {
+        int ready = 0;
+        Runnable datagram;
+        while ((datagram = socket.poll()) != null) {
+            datagram.run();
+            ready++;
+        }
+        t.onIoTurn(ready);
+        t.queueExpiryIfDue(tasks);
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+    }
+
+    /**
+     * The retransmission timer of a request whose ACK arrived in time, but while the loop was off its
+     * core (the loop had polled its socket before the deadline and lost its core while handling what
+     * it read): when the loop runs again, the ACK already waits in the socket and the timer is due.
+     */
+    private long descheduledWithAnAckWaiting(LoopTimers t) {
+        long[] rto = new long[1];
+        rto[0] = t.add(nowNs + 5_000_000, (n, id) -> fired.add("rto@" + (n - 1_000_000)));
+        // The loop polls (nothing yet) and starts handling a read burst ...
+        ioThenTasks(t);
+        // ... loses its core for 20 ms, during which the ACK arrives (before the deadline).
+        nowNs += 3_000_000;
+        socket.add(() -> {
+            fired.add("ack");
+            t.cancel(rto[0]);
+        });
+        nowNs += 17_000_000;
+        return rto[0];
+    }
+
+    @Test
+    void aTimerFoundLateWaitsForOneIoTurnSoTheAckAlreadyQueuedCancelsIt() {
+        descheduledWithAnAckWaiting(timers);
+        // The rest of the burst's turn: its tasks start with the timers' check.
+        timers.queueExpiryIfDue(tasks);
+        assertThat(tasks)
+                .as("the late timer is not queued before the socket is read")
+                .isEmpty();
+        assertThat(timers.ioTurnOwed())
+                .as("the loop must poll without blocking")
+                .isTrue();
+
+        ioThenTasks(timers);
+        assertThat(fired).as("the ACK is handled first and cancels the timer").containsExactly("ack");
+        assertThat(timers.ioTurnOwed()).isFalse();
+        assertThat(timers.pending()).isZero();
+        assertThat(timers.lateExpiries()).isEqualTo(1);
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+        assertThat(timers.lateTimersResolved()).isEqualTo(1);
+    }
+
+    @Test
+    void withoutTheIoTurnTheLateTimerFiresBeforeTheAckThatWaitedForTheLoop() {
+        LoopTimers firstTimers = new LoopTimers(tasks::add, () -> nowNs, null, false);
+        descheduledWithAnAckWaiting(firstTimers);
+        firstTimers.queueExpiryIfDue(tasks);
+        assertThat(firstTimers.ioTurnOwed()).isFalse();
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+        ioThenTasks(firstTimers);
+        assertThat(fired).as("a spurious timeout").containsExactly("rto@20000000", "ack");
+        assertThat(firstTimers.lateExpiries()).isEqualTo(1);
+    }
+
+    @Test
+    void lateTimersStillDueAfterTheIoTurnFireThenInDeadlineOrder() {
+        schedule(nowNs + 2_000, "b");
+        schedule(nowNs + 1_000, "a");
+        schedule(nowNs + 50_000_000, "later");
+        nowNs += 10_000_000;
+        timers.queueExpiryIfDue(tasks);
+        assertThat(tasks).isEmpty();
+        socket.add(() -> fired.add("datagram"));
+
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("datagram", "a@10000000", "b@10000000");
+        assertThat(timers.lateTimersResolved()).isZero();
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+
+        // One I/O turn per late expiry, not one per turn: an empty socket delays the timers by that turn only.
+        nowNs += 50_000_000;
+        timers.queueExpiryIfDue(tasks);
+        assertThat(tasks).isEmpty();
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("datagram", "a@10000000", "b@10000000", "later@60000000");
+        assertThat(timers.lateExpiries()).isEqualTo(2);
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+    }
+
+    @Test
+    void aTimerTheLoopWaitedForFiresOnItsTurnWithoutAnExtraIoTurn() {
+        schedule(nowNs + 1_000, "a");
+        // Woken by the deadline: late by less than a descheduling, and the wait polled the socket.
+        nowNs += 1_000 + LoopTimers.LATE_NS;
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("a@" + (1_000 + LoopTimers.LATE_NS));
+        assertThat(timers.lateExpiries()).isZero();
+        assertThat(timers.ioTurnOwed()).isFalse();
     }
 }
