@@ -229,9 +229,14 @@ final class BenchCommand implements Callable<Integer> {
             counters = minus(lab.transportCounters(), before);
             long[] late1 = lab.lateTimerCounters();
             lateTimersLine = String.format(
-                    "%d due over 200 us late; the I/O turn before them found input %d times and cancelled or"
-                            + " moved %d of them",
-                    late1[0] - late0[0], late1[1] - late0[1], late1[2] - late0[2]);
+                    "%d due over 200 us late; %d I/O turns before due timers, %d of them found input;"
+                            + " expiries with input queued %d (%d timers; -Dvrdma.loop.probeInputAtExpiry=true"
+                            + " counts them)",
+                    late1[0] - late0[0],
+                    late1[1] - late0[1],
+                    late1[2] - late0[2],
+                    late1[3] - late0[3],
+                    late1[4] - late0[4]);
             if (!noPerftest && !latencyOnly) {
                 // Rounds of the native path interleaved with the Java path's, on this lab while it is warm.
                 perftest = NativeBench.compare(
@@ -337,7 +342,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
-        out.println("vRDMA late timers (both loops, vRDMA runs): " + lateTimersLine);
+        out.println("vRDMA timers (both loops, vRDMA runs): " + lateTimersLine);
         out.println("vRDMA context switches of both event loops per round trip: " + switchesLine);
         out.printf(
                 "vRDMA heap allocation (both hosts' event loops): %s%.1f B per round trip%n",

@@ -23,29 +23,30 @@ import org.vrdma.runtime.TimerHandler;
  *       task each time it is armed.
  * </ul>
  *
- * <p><b>I/O before late timers.</b> A timer found due more than {@link #LATE_NS} after its deadline
- * fell due while the loop was not waiting for it: busy with a long turn, or descheduled on a
- * loaded machine. Whatever arrived in its sockets meanwhile (the ACK that would have cancelled a
- * retransmission timer) has not been read yet, so {@link #queueExpiryIfDue} then owes the loop one
- * non-blocking I/O turn first ({@link #ioTurnOwed()}, {@link #onIoTurn}) and queues the expiry on
- * the turn after it, if a timer is still due. A timer the loop waited for is never late by more
- * than the wake-up's latency, and its wait already polled the sockets after the deadline. Timers
- * still run in deadline order, at most one I/O turn later.
+ * <p><b>Input before timers that fell due while the loop handled input.</b> The loop polls its
+ * sockets, handles what it read, and only then checks its timers. A timer found due at that check
+ * may have fallen due while the loop handled the input (a long burst, or one during which the loop
+ * lost its core on a loaded machine), and what arrived meanwhile (the ACK that makes a
+ * retransmission timer or tail probe moot) is still unread. So when the I/O turn before the check
+ * handled input ({@link #onIoTurn}), {@link #queueExpiryIfDue} owes the loop one more non-blocking
+ * I/O turn ({@link #ioTurnOwed()}) and queues the expiry on the turn after it. After a poll that
+ * found nothing (a wait that ended at the deadline) the timers run at once: the socket was checked
+ * after they fell due. Timers still run in deadline order, at most one I/O turn later.
  *
  * <p>Confined to its loop's thread.
  */
 final class LoopTimers {
     /**
      * A due timer later than this was not waited for (a timed wake-up is late by tens of
-     * microseconds, a lost core by milliseconds); {@code -Dvrdma.loop.lateTimerUs} sets it.
+     * microseconds, a lost core by milliseconds): counted in {@link #lateExpiries()}.
      */
-    static final long LATE_NS = Long.getLong("vrdma.loop.lateTimerUs", 200) * 1_000;
+    static final long LATE_NS = 200_000;
 
     /**
-     * {@code -Dvrdma.loop.ioBeforeLateTimers=false} fires late timers without the I/O turn first, as
+     * {@code -Dvrdma.loop.ioBeforeTimers=false} fires due timers without the I/O turn first, as
      * before (to compare the two).
      */
-    static final boolean IO_BEFORE_LATE_TIMERS = !"false".equals(System.getProperty("vrdma.loop.ioBeforeLateTimers"));
+    static final boolean IO_BEFORE_TIMERS = !"false".equals(System.getProperty("vrdma.loop.ioBeforeTimers"));
 
     private final EventHeap heap = new EventHeap(256);
     private final Executor loop;
@@ -63,7 +64,19 @@ final class LoopTimers {
     private long timersFired;
     private LoopClock loopClock;
 
-    private final boolean ioBeforeLateTimers;
+    /**
+     * {@code -Dvrdma.loop.probeInputAtExpiry=true} asks the loop's sockets, before each expiry,
+     * whether input waits in them ({@link LoopPollers#inputQueued()}, one {@code ioctl} per socket):
+     * a diagnostic of timers that fire while what may cancel them is unread.
+     */
+    static final boolean PROBE_INPUT_AT_EXPIRY = Boolean.getBoolean("vrdma.loop.probeInputAtExpiry");
+
+    private long expiriesWithInputQueued;
+    private long timersFiredWithInputQueued;
+
+    private final boolean ioBeforeTimers;
+    /** The loop's last I/O turn handled input. */
+    private boolean inputHandled;
     /** Due timers wait for a non-blocking I/O turn of the loop. */
     private boolean ioTurnOwed;
     /** The owed I/O turn ran: the next turn fires what is still due. */
@@ -72,6 +85,7 @@ final class LoopTimers {
     private long owedDeadlineNs;
 
     private long lateExpiries;
+    private long owedTurns;
     private long ioTurnsWithEvents;
     private long lateTimersResolved;
 
@@ -82,15 +96,15 @@ final class LoopTimers {
      *     the loop asks {@link #nextDeadlineNs()} itself
      */
     LoopTimers(Executor loop, LongSupplier clock, EventExecutor scheduler) {
-        this(loop, clock, scheduler, IO_BEFORE_LATE_TIMERS);
+        this(loop, clock, scheduler, IO_BEFORE_TIMERS);
     }
 
-    /** As above, with the I/O turn before late timers on or off, for tests. */
-    LoopTimers(Executor loop, LongSupplier clock, EventExecutor scheduler, boolean ioBeforeLateTimers) {
+    /** As above, with the I/O turn before due timers on or off, for tests. */
+    LoopTimers(Executor loop, LongSupplier clock, EventExecutor scheduler, boolean ioBeforeTimers) {
         this.loop = loop;
         this.clock = clock;
         this.scheduler = scheduler;
-        this.ioBeforeLateTimers = ioBeforeLateTimers && scheduler == null;
+        this.ioBeforeTimers = ioBeforeTimers && scheduler == null;
     }
 
     long nowNs() {
@@ -146,9 +160,11 @@ final class LoopTimers {
     void queueExpiryIfDue(Queue<Runnable> tasks) {
         boolean polledSinceDue = ioTurnDone;
         ioTurnDone = false;
+        boolean inputBefore = inputHandled;
+        inputHandled = false;
         long deadlineNs = heap.peekDeadlineNs();
         if (polledSinceDue && deadlineNs > owedDeadlineNs) {
-            // What the I/O turn read cancelled or moved the late timer.
+            // What the I/O turn read cancelled or moved the earliest timer.
             lateTimersResolved++;
         }
         if (expiryQueued || deadlineNs == Long.MAX_VALUE) {
@@ -160,11 +176,11 @@ final class LoopTimers {
         }
         if (lateNs > LATE_NS && !polledSinceDue) {
             lateExpiries++;
-            if (ioBeforeLateTimers) {
-                ioTurnOwed = true;
-                owedDeadlineNs = deadlineNs;
-                return;
-            }
+        }
+        if (ioBeforeTimers && inputBefore && !polledSinceDue) {
+            ioTurnOwed = true;
+            owedDeadlineNs = deadlineNs;
+            return;
         }
         expiryQueued = tasks.offer(expireTask);
     }
@@ -174,30 +190,50 @@ final class LoopTimers {
         return ioTurnOwed;
     }
 
-    /** The loop's I/O turn ran and handled {@code readyEvents}; settles an owed turn. */
-    void onIoTurn(int readyEvents) {
+    /**
+     * The loop's I/O turn ran; {@code handledInput} when it handled events or read datagrams (time
+     * passed in which timers may have fallen due). Settles an owed turn.
+     */
+    void onIoTurn(boolean handledInput) {
+        inputHandled = handledInput;
         if (ioTurnOwed) {
             ioTurnOwed = false;
             ioTurnDone = true;
-            if (readyEvents > 0) {
+            owedTurns++;
+            if (handledInput) {
                 ioTurnsWithEvents++;
             }
         }
     }
 
-    /** Due timers found more than {@link #LATE_NS} late (each owed an I/O turn when that is on). */
-    long lateExpiries() {
-        return lateExpiries;
+    /** I/O turns owed to due timers (each one non-blocking poll before the expiry). */
+    long owedTurns() {
+        return owedTurns;
     }
 
-    /** Owed I/O turns that found events ready: input waited while the timers were late. */
+    /** Owed I/O turns that found input: input that waited while the timers fell due. */
     long ioTurnsWithEvents() {
         return ioTurnsWithEvents;
     }
 
-    /** Late timers that the owed I/O turn cancelled or moved: expiries that would have fired. */
+    /** Owed I/O turns after which the earliest timer was cancelled or moved by what they read. */
     long lateTimersResolved() {
         return lateTimersResolved;
+    }
+
+    /** Expiries that found input waiting in the loop's sockets (only with {@link #PROBE_INPUT_AT_EXPIRY}). */
+    long expiriesWithInputQueued() {
+        return expiriesWithInputQueued;
+    }
+
+    /** Timers those expiries fired. */
+    long timersFiredWithInputQueued() {
+        return timersFiredWithInputQueued;
+    }
+
+    /** Due timers found more than {@link #LATE_NS} late: the loop was busy or off its core when they fell due. */
+    long lateExpiries() {
+        return lateExpiries;
     }
 
     private void queueExpiry() {
@@ -237,6 +273,10 @@ final class LoopTimers {
         if (burstClock != null) {
             burstClock.beginBurst();
         }
+        long firedBefore = timersFired;
+        boolean inputQueued = PROBE_INPUT_AT_EXPIRY
+                && heap.peekDeadlineNs() <= nowNs
+                && LoopPollers.current().inputQueued();
         try {
             while (budget-- > 0 && heap.peekDeadlineNs() <= nowNs) {
                 heap.fireEarliest(nowNs);
@@ -245,6 +285,10 @@ final class LoopTimers {
         } finally {
             if (burstClock != null) {
                 burstClock.endBurst();
+            }
+            if (inputQueued) {
+                expiriesWithInputQueued++;
+                timersFiredWithInputQueued += timersFired - firedBefore;
             }
         }
         if (scheduler != null && !heap.isEmpty()) {

@@ -18,13 +18,15 @@ import java.util.concurrent.ThreadFactory;
  * task per re-arm (each such task was a {@code ScheduledFutureTask} allocated, queued and usually
  * cancelled).
  *
- * <p>A turn that finds timers late (the loop was descheduled or busy when they fell due) polls its
- * sockets once more before it runs them (see {@link LoopTimers}): the input that waited meanwhile,
- * such as the ACK that cancels a retransmission timer, is handled first, as it would have been had
- * the loop had its core at the deadline.
+ * <p>A turn that handled input and then finds timers due (they may have fallen due while it
+ * handled the input, or while the loop was off its core) polls its sockets once more before it runs
+ * them (see {@link LoopTimers}): the input that waited meanwhile, such as the ACK that makes a
+ * retransmission timer moot, is handled first, as it would have been had the loop been waiting at
+ * the deadline.
  */
 public final class TimerEventLoop extends SingleThreadIoEventLoop {
     private final LoopTimers timers;
+    private LoopClock clock;
 
     TimerEventLoop(IoEventLoopGroup parent, Executor executor, IoHandlerFactory ioHandlerFactory) {
         super(parent, executor, ioHandlerFactory);
@@ -45,7 +47,7 @@ public final class TimerEventLoop extends SingleThreadIoEventLoop {
         return fetchedAll;
     }
 
-    /** An I/O turn owed to late timers is a non-blocking poll: the loop must not wait in it. */
+    /** An I/O turn owed to due timers is a non-blocking poll: the loop must not wait in it. */
     @Override
     protected boolean hasTasks() {
         return super.hasTasks() || (timers.ioTurnOwed() && !isShuttingDown());
@@ -53,9 +55,20 @@ public final class TimerEventLoop extends SingleThreadIoEventLoop {
 
     @Override
     protected int runIo() {
+        LoopClock c = clock();
+        long burstsBefore = c.inputBursts();
         int ready = super.runIo();
-        timers.onIoTurn(ready);
+        // Epoll's events, or datagrams a busy-polling loop read directly while it spun.
+        timers.onIoTurn(ready > 0 || c.inputBursts() != burstsBefore);
         return ready;
+    }
+
+    private LoopClock clock() {
+        LoopClock c = clock;
+        if (c == null) {
+            c = clock = LoopClock.of(this);
+        }
+        return c;
     }
 
     @Override
