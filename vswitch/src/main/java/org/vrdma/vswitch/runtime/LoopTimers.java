@@ -76,11 +76,13 @@ final class LoopTimers {
 
     private final boolean ioBeforeTimers;
     /** The loop's last I/O turn handled input. */
-    private boolean inputHandled;
+    private boolean inputTurn;
+    /** The loop's last I/O turn was owed to due timers: they run now. */
+    private boolean afterOwedTurn;
+    /** When the first timer due at once was scheduled since the last I/O turn. */
+    private long dueNowSinceIoNs = Long.MAX_VALUE;
     /** Due timers wait for a non-blocking I/O turn of the loop. */
     private boolean ioTurnOwed;
-    /** The owed I/O turn ran: the next turn fires what is still due. */
-    private boolean ioTurnDone;
     /** The earliest deadline when the I/O turn was owed. */
     private long owedDeadlineNs;
 
@@ -125,8 +127,12 @@ final class LoopTimers {
             // The queued expiry runs every timer due by then, this one included if it is.
             return id;
         }
-        long delayNs = deadlineNs - clock.getAsLong();
+        long nowNs = clock.getAsLong();
+        long delayNs = deadlineNs - nowNs;
         if (delayNs <= 0) {
+            if (dueNowSinceIoNs == Long.MAX_VALUE) {
+                dueNowSinceIoNs = nowNs;
+            }
             queueExpiry();
         } else if (scheduler != null && deadlineNs < armedDeadlineNs) {
             arm(deadlineNs, delayNs);
@@ -158,15 +164,7 @@ final class LoopTimers {
      * due. Reads the clock only when timers are pending.
      */
     void queueExpiryIfDue(Queue<Runnable> tasks) {
-        boolean polledSinceDue = ioTurnDone;
-        ioTurnDone = false;
-        boolean inputBefore = inputHandled;
-        inputHandled = false;
         long deadlineNs = heap.peekDeadlineNs();
-        if (polledSinceDue && deadlineNs > owedDeadlineNs) {
-            // What the I/O turn read cancelled or moved the earliest timer.
-            lateTimersResolved++;
-        }
         if (expiryQueued || deadlineNs == Long.MAX_VALUE) {
             return;
         }
@@ -174,15 +172,29 @@ final class LoopTimers {
         if (lateNs < 0) {
             return;
         }
-        if (lateNs > LATE_NS && !polledSinceDue) {
+        if (lateNs > LATE_NS && !afterOwedTurn) {
             lateExpiries++;
         }
-        if (ioBeforeTimers && inputBefore && !polledSinceDue) {
-            ioTurnOwed = true;
-            owedDeadlineNs = deadlineNs;
+        if (mustPollFirst()) {
+            oweIoTurn(deadlineNs);
             return;
         }
         expiryQueued = tasks.offer(expireTask);
+    }
+
+    /** Whether due timers must wait for an I/O turn: the turn before handled input, and was not one owed to them. */
+    private boolean mustPollFirst() {
+        return ioBeforeTimers && inputTurn && !afterOwedTurn;
+    }
+
+    private void oweIoTurn(long deadlineNs) {
+        ioTurnOwed = true;
+        owedDeadlineNs = deadlineNs;
+    }
+
+    /** The loop starts an I/O turn: timers scheduled for now from here on are the input's. */
+    void beforeIoTurn() {
+        dueNowSinceIoNs = Long.MAX_VALUE;
     }
 
     /** Whether the loop owes the due timers a non-blocking I/O turn before its next tasks. */
@@ -195,13 +207,17 @@ final class LoopTimers {
      * passed in which timers may have fallen due). Settles an owed turn.
      */
     void onIoTurn(boolean handledInput) {
-        inputHandled = handledInput;
+        inputTurn = handledInput;
+        afterOwedTurn = ioTurnOwed;
         if (ioTurnOwed) {
             ioTurnOwed = false;
-            ioTurnDone = true;
             owedTurns++;
             if (handledInput) {
                 ioTurnsWithEvents++;
+            }
+            if (heap.peekDeadlineNs() > owedDeadlineNs) {
+                // What the I/O turn read cancelled or moved the earliest timer.
+                lateTimersResolved++;
             }
         }
     }
@@ -246,6 +262,13 @@ final class LoopTimers {
 
     private void onExpireTask() {
         expiryQueued = false;
+        // Queued for a timer scheduled for now while the loop handled input: a timer armed before,
+        // which fell due meanwhile, waits with it for the I/O turn (the timers run in order).
+        long deadlineNs = heap.peekDeadlineNs();
+        if (deadlineNs < dueNowSinceIoNs && mustPollFirst()) {
+            oweIoTurn(deadlineNs);
+            return;
+        }
         expireDue();
     }
 

@@ -57,6 +57,7 @@ public final class TimerEventLoop extends SingleThreadIoEventLoop {
     protected int runIo() {
         LoopClock c = clock();
         long burstsBefore = c.inputBursts();
+        timers.beforeIoTurn();
         int ready = super.runIo();
         // Epoll's events, or datagrams a busy-polling loop read directly while it spun.
         timers.onIoTurn(ready > 0 || c.inputBursts() != burstsBefore);

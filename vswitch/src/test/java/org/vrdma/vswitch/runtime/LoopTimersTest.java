@@ -144,6 +144,7 @@ class LoopTimersTest {
      * owed to due timers), then the tasks, which start with the timers' check.
      */
     private void ioThenTasks(LoopTimers t) {
+        t.beforeIoTurn();
         // The poll reads what is queued when it reads; what arrives while that is handled waits.
         int queued = socket.size();
         for (int i = 0; i < queued; i++) {
@@ -175,6 +176,7 @@ class LoopTimersTest {
             });
             nowNs += 17_000_000;
         });
+        t.beforeIoTurn();
         Runnable data = socket.poll();
         data.run();
         t.onIoTurn(true);
@@ -258,5 +260,38 @@ class LoopTimersTest {
         assertThat(fired).containsExactly("a@5000000");
         assertThat(timers.lateExpiries()).isEqualTo(1);
         assertThat(timers.owedTurns()).isZero();
+    }
+
+    @Test
+    void aTimerDueNowFromTheInputRunsAtOnceUnlessAnOlderTimerFellDueMeanwhile() {
+        // A deferred ACK scheduled for now by a datagram's handler: runs after the turn's I/O, no extra poll.
+        socket.add(() -> {
+            fired.add("data1");
+            timers.add(nowNs, (n, id) -> fired.add("ack-timer1"));
+        });
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1");
+        assertThat(timers.owedTurns()).isZero();
+
+        // The same while a probe armed before fell due during the handling, with the peer's ACK
+        // already queued: both wait for one poll, which reads the ACK first; then both run in order.
+        long[] probe = new long[1];
+        probe[0] = schedule(nowNs + 1_000_000, "probe");
+        socket.add(() -> {
+            fired.add("data2");
+            nowNs += 2_000_000;
+            socket.add(() -> {
+                fired.add("peer-ack");
+                timers.cancel(probe[0]);
+            });
+            timers.add(nowNs, (n, id) -> fired.add("ack-timer2"));
+        });
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1", "data2");
+        assertThat(timers.ioTurnOwed()).isTrue();
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1", "data2", "peer-ack", "ack-timer2");
+        assertThat(timers.owedTurns()).isEqualTo(1);
+        assertThat(timers.lateTimersResolved()).isEqualTo(1);
     }
 }
