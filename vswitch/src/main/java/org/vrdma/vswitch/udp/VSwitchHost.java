@@ -70,6 +70,7 @@ public final class VSwitchHost implements AutoCloseable {
     private final long underlayAddress;
     private final NettyRuntime runtime;
     private final IntSupplier poller;
+    private final IntSupplier inputProbe;
 
     private VSwitchHost(
             EventLoop loop,
@@ -78,8 +79,10 @@ public final class VSwitchHost implements AutoCloseable {
             VSwitch vswitch,
             long address,
             NettyRuntime runtime,
-            IntSupplier poller) {
+            IntSupplier poller,
+            IntSupplier inputProbe) {
         this.poller = poller;
+        this.inputProbe = inputProbe;
         this.loop = loop;
         this.channel = channel;
         this.underlay = underlay;
@@ -133,6 +136,7 @@ public final class VSwitchHost implements AutoCloseable {
         VSwitchConfig config = options.config().withUnderlayAddress(address);
         NettyUnderlay u = underlay;
         IntSupplier poller = u::pollSocket;
+        IntSupplier inputProbe = u::queuedInputBytes;
         VSwitch vswitch;
         try {
             vswitch = loop.submit(() -> {
@@ -148,6 +152,9 @@ public final class VSwitchHost implements AutoCloseable {
                         if (direct) {
                             startReceiver(u, channel, loop, gro);
                         }
+                        if (u.directReads()) {
+                            LoopPollers.current().addInputProbe(inputProbe);
+                        }
                         if (u.directReads() && !"false".equals(System.getProperty("vrdma.underlay.pollDirectly"))) {
                             // A busy-polling loop reads the socket itself while it spins
                             // (-Dvrdma.underlay.pollDirectly=false: it asks epoll, to compare).
@@ -160,7 +167,7 @@ public final class VSwitchHost implements AutoCloseable {
             channel.close();
             throw new IllegalStateException("could not start the switch", e);
         }
-        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller);
+        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller, inputProbe);
     }
 
     private static void startReceiver(NettyUnderlay underlay, DatagramChannel channel, EventLoop loop, boolean gro) {
@@ -254,6 +261,7 @@ public final class VSwitchHost implements AutoCloseable {
         if (!loop.isShuttingDown()) {
             call(vs -> {
                 LoopPollers.current().remove(poller);
+                LoopPollers.current().removeInputProbe(inputProbe);
                 vs.close();
                 return null;
             });

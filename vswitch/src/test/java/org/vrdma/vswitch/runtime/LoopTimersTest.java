@@ -16,7 +16,7 @@ import org.vrdma.runtime.TimerHandler;
 class LoopTimersTest {
     private long nowNs = 1_000_000;
     private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-    private final LoopTimers timers = new LoopTimers(tasks::add, () -> nowNs, null);
+    private final LoopTimers timers = new LoopTimers(tasks::add, () -> nowNs, null, true);
     private final List<String> fired = new ArrayList<>();
 
     /** One turn of the loop at the current time: due timers queued behind the tasks, all run. */
@@ -134,5 +134,164 @@ class LoopTimersTest {
         assertThat(tasks).hasSize(1);
         turn();
         assertThat(fired).containsExactly("a@1000", "b@1000");
+    }
+
+    /** Datagrams waiting in the loop's socket: read by the loop's next I/O turn. */
+    private final ArrayDeque<Runnable> socket = new ArrayDeque<>();
+
+    /**
+     * One turn as {@link TimerEventLoop} takes it: the I/O (a poll that does not block when a turn is
+     * owed to due timers), then the tasks, which start with the timers' check.
+     */
+    private void ioThenTasks(LoopTimers t) {
+        t.beforeIoTurn();
+        // The poll reads what is queued when it reads; what arrives while that is handled waits.
+        int queued = socket.size();
+        for (int i = 0; i < queued; i++) {
+            socket.poll().run();
+        }
+        boolean input = queued > 0;
+        t.onIoTurn(input);
+        t.queueExpiryIfDue(tasks);
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+    }
+
+    /**
+     * The retransmission timer of a request whose ACK arrives in time, but while the loop handles a
+     * datagram it read before the deadline and loses its core for 20 ms: when the loop gets to its
+     * timers, the ACK waits in the socket and the timer is due.
+     */
+    private void ackArrivesWhileTheLoopIsOffItsCore(LoopTimers t) {
+        long[] rto = new long[1];
+        rto[0] = t.add(nowNs + 5_000_000, (n, id) -> fired.add("rto@" + (n - 1_000_000)));
+        socket.add(() -> {
+            fired.add("data");
+            nowNs += 3_000_000;
+            socket.add(() -> {
+                fired.add("ack");
+                t.cancel(rto[0]);
+            });
+            nowNs += 17_000_000;
+        });
+        t.beforeIoTurn();
+        Runnable data = socket.poll();
+        data.run();
+        t.onIoTurn(true);
+    }
+
+    @Test
+    void aTimerFoundDueAfterInputWaitsForOneIoTurnSoTheAckAlreadyQueuedCancelsIt() {
+        ackArrivesWhileTheLoopIsOffItsCore(timers);
+        // The turn's tasks start with the timers' check.
+        timers.queueExpiryIfDue(tasks);
+        assertThat(tasks)
+                .as("the due timer is not queued before the socket is read")
+                .isEmpty();
+        assertThat(timers.ioTurnOwed())
+                .as("the loop must poll without blocking")
+                .isTrue();
+
+        ioThenTasks(timers);
+        assertThat(fired).as("the ACK is handled first and cancels the timer").containsExactly("data", "ack");
+        assertThat(timers.ioTurnOwed()).isFalse();
+        assertThat(timers.pending()).isZero();
+        assertThat(timers.lateExpiries()).isEqualTo(1);
+        assertThat(timers.owedTurns()).isEqualTo(1);
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+        assertThat(timers.lateTimersResolved()).isEqualTo(1);
+    }
+
+    @Test
+    void withoutTheIoTurnTheTimerFiresBeforeTheAckThatWaitedForTheLoop() {
+        LoopTimers timersFirst = new LoopTimers(tasks::add, () -> nowNs, null, false);
+        ackArrivesWhileTheLoopIsOffItsCore(timersFirst);
+        timersFirst.queueExpiryIfDue(tasks);
+        assertThat(timersFirst.ioTurnOwed()).isFalse();
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            task.run();
+        }
+        ioThenTasks(timersFirst);
+        assertThat(fired).as("a spurious timeout").containsExactly("data", "rto@20000000", "ack");
+        assertThat(timersFirst.lateExpiries()).isEqualTo(1);
+        assertThat(timersFirst.owedTurns()).isZero();
+    }
+
+    @Test
+    void timersStillDueAfterTheIoTurnFireThenInDeadlineOrderAndOneTurnIsOwedPerCheck() {
+        schedule(nowNs + 2_000, "b");
+        schedule(nowNs + 1_000, "a");
+        schedule(nowNs + 50_000_000, "later");
+        socket.add(() -> {
+            fired.add("datagram1");
+            nowNs += 10_000_000;
+            socket.add(() -> fired.add("datagram2"));
+        });
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("datagram1");
+        assertThat(timers.ioTurnOwed()).isTrue();
+
+        // The owed turn finds input again (traffic keeps flowing): the timers run all the same.
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("datagram1", "datagram2", "a@10000000", "b@10000000");
+        assertThat(timers.lateTimersResolved()).isZero();
+        assertThat(timers.owedTurns()).isEqualTo(1);
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+
+        // The owed turn finds nothing: the timer runs after it.
+        socket.add(() -> nowNs += 50_000_000);
+        ioThenTasks(timers);
+        assertThat(fired).hasSize(4);
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("datagram1", "datagram2", "a@10000000", "b@10000000", "later@60000000");
+        assertThat(timers.owedTurns()).isEqualTo(2);
+        assertThat(timers.ioTurnsWithEvents()).isEqualTo(1);
+    }
+
+    @Test
+    void aTimerTheLoopWaitedForFiresOnItsTurnWithoutAnExtraIoTurnHoweverLate() {
+        schedule(nowNs + 1_000, "a");
+        // Woken by the deadline, late (a loaded machine): the wait polled the socket after the deadline.
+        nowNs += 5_000_000;
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("a@5000000");
+        assertThat(timers.lateExpiries()).isEqualTo(1);
+        assertThat(timers.owedTurns()).isZero();
+    }
+
+    @Test
+    void aTimerDueNowFromTheInputRunsAtOnceUnlessAnOlderTimerFellDueMeanwhile() {
+        // A deferred ACK scheduled for now by a datagram's handler: runs after the turn's I/O, no extra poll.
+        socket.add(() -> {
+            fired.add("data1");
+            timers.add(nowNs, (n, id) -> fired.add("ack-timer1"));
+        });
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1");
+        assertThat(timers.owedTurns()).isZero();
+
+        // The same while a probe armed before fell due during the handling, with the peer's ACK
+        // already queued: both wait for one poll, which reads the ACK first; then both run in order.
+        long[] probe = new long[1];
+        probe[0] = schedule(nowNs + 1_000_000, "probe");
+        socket.add(() -> {
+            fired.add("data2");
+            nowNs += 2_000_000;
+            socket.add(() -> {
+                fired.add("peer-ack");
+                timers.cancel(probe[0]);
+            });
+            timers.add(nowNs, (n, id) -> fired.add("ack-timer2"));
+        });
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1", "data2");
+        assertThat(timers.ioTurnOwed()).isTrue();
+        ioThenTasks(timers);
+        assertThat(fired).containsExactly("data1", "ack-timer1", "data2", "peer-ack", "ack-timer2");
+        assertThat(timers.owedTurns()).isEqualTo(1);
+        assertThat(timers.lateTimersResolved()).isEqualTo(1);
     }
 }
