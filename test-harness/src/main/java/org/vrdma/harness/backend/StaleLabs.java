@@ -4,7 +4,6 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Image;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -83,30 +82,14 @@ public final class StaleLabs {
             boolean dryRun,
             List<String> removed,
             List<String> failures) {
-        String marker = "-D" + VrdmaJava.LAB_PROPERTY + "=";
-        try (var dirs = Files.list(Path.of("/proc"))) {
-            for (Path d : dirs.toList()) {
-                String pid = d.getFileName().toString();
-                if (!pid.chars().allMatch(Character::isDigit)) {
-                    continue;
-                }
-                String cmdline;
-                try {
-                    cmdline = new String(Files.readAllBytes(d.resolve("cmdline")), StandardCharsets.UTF_8);
-                } catch (IOException e) {
-                    continue; // ended meanwhile
-                }
-                for (String arg : cmdline.split("\0")) {
-                    if (arg.startsWith(marker + prefix)) {
-                        String lab = staleLab(id, stale, arg.substring(marker.length()));
-                        if (lab != null) {
-                            if (!dryRun) {
-                                ProcessHandle.of(Long.parseLong(pid)).ifPresent(ProcessHandle::destroyForcibly);
-                            }
-                            removed.add("process " + pid + " of lab " + lab);
-                        }
-                        break;
+        try {
+            for (LabProcesses.Marked m : LabProcesses.marked(prefix)) {
+                String lab = staleLab(id, stale, m.labId());
+                if (lab != null) {
+                    if (!dryRun) {
+                        ProcessHandle.of(m.pid()).ifPresent(ProcessHandle::destroyForcibly);
                     }
+                    removed.add("process " + m.pid() + " of lab " + lab);
                 }
             }
         } catch (IOException e) {
