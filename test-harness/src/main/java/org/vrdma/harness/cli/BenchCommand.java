@@ -160,7 +160,6 @@ final class BenchCommand implements Callable<Integer> {
         String transport;
         String underlayLine;
         String busyPollLine;
-        String lateTimersLine;
         String switchesLine;
         double allocPerWrite;
         double allocPerRoundTrip;
@@ -184,7 +183,6 @@ final class BenchCommand implements Callable<Integer> {
                     latencyOnly ? 0 : warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
             double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
             TransportCounters before = lab.transportCounters();
-            long[] late0 = lab.lateTimerCounters();
             long cpuA0 = loopCpuNs(lab, true);
             long cpuB0 = loopCpuNs(lab, false);
             long waitA0 = loopRunQueueNs(lab, true);
@@ -241,16 +239,6 @@ final class BenchCommand implements Callable<Integer> {
                     (cpuB1 - cpuB0) / 1e3 / writes,
                     shares(cpuB1 - cpuB0, waitB1 - waitB0, waitB0 < 0, wallNs));
             counters = minus(lab.transportCounters(), before);
-            long[] late1 = lab.lateTimerCounters();
-            lateTimersLine = String.format(
-                    "%d due over 200 us late; %d I/O turns before due timers, %d of them found input;"
-                            + " expiries with input queued %d (%d timers; -Dvrdma.loop.probeInputAtExpiry=true"
-                            + " counts them)",
-                    late1[0] - late0[0],
-                    late1[1] - late0[1],
-                    late1[2] - late0[2],
-                    late1[3] - late0[3],
-                    late1[4] - late0[4]);
             if (!noPerftest && !latencyOnly) {
                 // Rounds of the native path interleaved with the Java path's, on this lab while it is warm.
                 perftest = NativeBench.compare(
@@ -356,7 +344,6 @@ final class BenchCommand implements Callable<Integer> {
         }
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
-        out.println("vRDMA timers (both loops, vRDMA runs): " + lateTimersLine);
         out.println("vRDMA context switches of both event loops per round trip: " + switchesLine);
         out.printf(
                 "vRDMA heap allocation (both hosts' event loops): %s%.1f B per round trip%n",

@@ -149,32 +149,6 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         return sum;
     }
 
-    /**
-     * Both loops' timer counters: due timers found over 200 µs late (the loop was busy or descheduled
-     * when they fell due), the I/O turns made before due timers and those of them that found input;
-     * then, with {@code -Dvrdma.loop.probeInputAtExpiry=true}, the
-     * expiries that ran while input waited in the sockets and the timers they fired.
-     */
-    public long[] lateTimerCounters() {
-        long[] sum = new long[5];
-        for (VSwitchHost h : hostB.eventLoop() == hostA.eventLoop() ? List.of(hostA) : List.of(hostA, hostB)) {
-            long[] c = call(h, () -> {
-                EventLoopTimerService t = new EventLoopTimerService(h.eventLoop());
-                return new long[] {
-                    t.lateExpiries(),
-                    t.ioTurnsBeforeTimers(),
-                    t.ioTurnsBeforeTimersWithInput(),
-                    t.expiriesWithInputQueued(),
-                    t.timersFiredWithInputQueued()
-                };
-            });
-            for (int i = 0; i < sum.length; i++) {
-                sum[i] += c[i];
-            }
-        }
-        return sum;
-    }
-
     public NettyRuntime runtime() {
         return runtime;
     }

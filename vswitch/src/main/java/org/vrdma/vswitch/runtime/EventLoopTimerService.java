@@ -63,45 +63,6 @@ public final class EventLoopTimerService implements TimerService {
         return timers.fired();
     }
 
-    /**
-     * Due timers found more than 200 µs late: the loop was busy or descheduled when they fell due
-     * (on a {@link TimerEventLoop}, those of every service on the loop).
-     */
-    public long lateExpiries() {
-        return timers.lateExpiries();
-    }
-
-    /**
-     * Non-blocking I/O turns the loop made before running due timers, because the turn before had
-     * handled input (see {@link TimerEventLoop}).
-     */
-    public long ioTurnsBeforeTimers() {
-        return timers.owedTurns();
-    }
-
-    /** Of those I/O turns, the ones that found input: it had arrived while the timers fell due. */
-    public long ioTurnsBeforeTimersWithInput() {
-        return timers.ioTurnsWithEvents();
-    }
-
-    /** Of those I/O turns, the ones after which the earliest timer was cancelled or moved. */
-    public long ioTurnsBeforeTimersThatMovedTheEarliest() {
-        return timers.lateTimersResolved();
-    }
-
-    /**
-     * Expiries that ran while input waited in the loop's sockets, and the timers they fired; counted
-     * only with {@code -Dvrdma.loop.probeInputAtExpiry=true} (a diagnostic: one {@code ioctl} per
-     * socket and expiry).
-     */
-    public long expiriesWithInputQueued() {
-        return timers.expiriesWithInputQueued();
-    }
-
-    public long timersFiredWithInputQueued() {
-        return timers.timersFiredWithInputQueued();
-    }
-
     /** Whether the loop wakes for the timers itself, with no Netty task per deadline. */
     public boolean loopDriven() {
         return eventLoop instanceof TimerEventLoop;

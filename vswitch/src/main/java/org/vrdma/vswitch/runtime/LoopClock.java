@@ -30,7 +30,6 @@ public final class LoopClock {
     private long sampleNs;
     private long samples;
     private long reads;
-    private long inputBursts;
 
     private LoopClock(EventExecutor loop) {
         this.loop = loop;
@@ -64,20 +63,6 @@ public final class LoopClock {
 
     public void endBurst() {
         burstDepth--;
-    }
-
-    /**
-     * A socket reader of the loop handled a burst of input (on the loop's thread): lets the loop's
-     * timers tell whether a poll of its sockets handled input, also one made outside epoll (a
-     * busy-polling loop's direct reads).
-     */
-    public void onInputBurst() {
-        inputBursts++;
-    }
-
-    /** Bursts of input handled on the loop so far. */
-    public long inputBursts() {
-        return inputBursts;
     }
 
     /** Reads inside bursts, and how many of them sampled the clock (the rest were served a sample). */

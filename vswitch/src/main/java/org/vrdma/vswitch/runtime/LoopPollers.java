@@ -9,9 +9,6 @@ import java.util.function.IntSupplier;
  * poll with one system call instead of an {@code epoll_wait} followed by the reads. Each poller
  * reads until its socket is empty and returns the datagrams it read.
  *
- * <p>It also holds each socket's probe of its queued input ({@link #inputQueued()}): a diagnostic
- * that tells whether timers fire while input waits to be read.
- *
  * <p>One instance per thread ({@link #current()}); add and remove pollers on the loop they belong
  * to. Not thread-safe.
  */
@@ -19,7 +16,6 @@ public final class LoopPollers {
     private static final ThreadLocal<LoopPollers> CURRENT = ThreadLocal.withInitial(LoopPollers::new);
 
     private IntSupplier[] pollers = new IntSupplier[0];
-    private IntSupplier[] inputProbes = new IntSupplier[0];
 
     /** The calling thread's pollers. */
     public static LoopPollers current() {
@@ -27,48 +23,20 @@ public final class LoopPollers {
     }
 
     public void add(IntSupplier poller) {
-        pollers = with(pollers, poller);
+        pollers = Arrays.copyOf(pollers, pollers.length + 1);
+        pollers[pollers.length - 1] = poller;
     }
 
     public void remove(IntSupplier poller) {
-        pollers = without(pollers, poller);
-    }
-
-    /** Adds a socket's probe: the bytes waiting in it (0 when empty). */
-    public void addInputProbe(IntSupplier queuedBytes) {
-        inputProbes = with(inputProbes, queuedBytes);
-    }
-
-    public void removeInputProbe(IntSupplier queuedBytes) {
-        inputProbes = without(inputProbes, queuedBytes);
-    }
-
-    /** Whether any socket with a probe holds input not read yet. */
-    public boolean inputQueued() {
-        for (IntSupplier p : inputProbes) {
-            if (p.getAsInt() > 0) {
-                return true;
+        for (int i = 0; i < pollers.length; i++) {
+            if (pollers[i] == poller) {
+                IntSupplier[] rest = new IntSupplier[pollers.length - 1];
+                System.arraycopy(pollers, 0, rest, 0, i);
+                System.arraycopy(pollers, i + 1, rest, i, pollers.length - i - 1);
+                pollers = rest;
+                return;
             }
         }
-        return false;
-    }
-
-    private static IntSupplier[] with(IntSupplier[] all, IntSupplier one) {
-        IntSupplier[] more = Arrays.copyOf(all, all.length + 1);
-        more[all.length] = one;
-        return more;
-    }
-
-    private static IntSupplier[] without(IntSupplier[] all, IntSupplier one) {
-        for (int i = 0; i < all.length; i++) {
-            if (all[i] == one) {
-                IntSupplier[] rest = new IntSupplier[all.length - 1];
-                System.arraycopy(all, 0, rest, 0, i);
-                System.arraycopy(all, i + 1, rest, i, all.length - i - 1);
-                return rest;
-            }
-        }
-        return all;
     }
 
     public boolean isEmpty() {

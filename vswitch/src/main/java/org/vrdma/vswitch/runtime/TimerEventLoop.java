@@ -17,16 +17,9 @@ import java.util.concurrent.ThreadFactory;
  * the RC requester re-arms its probe and retransmission timer after every send without a Netty
  * task per re-arm (each such task was a {@code ScheduledFutureTask} allocated, queued and usually
  * cancelled).
- *
- * <p>A turn that handled input and then finds timers due (they may have fallen due while it
- * handled the input, or while the loop was off its core) polls its sockets once more before it runs
- * them (see {@link LoopTimers}): the input that waited meanwhile, such as the ACK that makes a
- * retransmission timer moot, is handled first, as it would have been had the loop been waiting at
- * the deadline.
  */
 public final class TimerEventLoop extends SingleThreadIoEventLoop {
     private final LoopTimers timers;
-    private LoopClock clock;
 
     TimerEventLoop(IoEventLoopGroup parent, Executor executor, IoHandlerFactory ioHandlerFactory) {
         super(parent, executor, ioHandlerFactory);
@@ -45,31 +38,6 @@ public final class TimerEventLoop extends SingleThreadIoEventLoop {
             timers.queueExpiryIfDue(taskQueue);
         }
         return fetchedAll;
-    }
-
-    /** An I/O turn owed to due timers is a non-blocking poll: the loop must not wait in it. */
-    @Override
-    protected boolean hasTasks() {
-        return super.hasTasks() || (timers.ioTurnOwed() && !isShuttingDown());
-    }
-
-    @Override
-    protected int runIo() {
-        LoopClock c = clock();
-        long burstsBefore = c.inputBursts();
-        timers.beforeIoTurn();
-        int ready = super.runIo();
-        // Epoll's events, or datagrams a busy-polling loop read directly while it spun.
-        timers.onIoTurn(ready > 0 || c.inputBursts() != burstsBefore);
-        return ready;
-    }
-
-    private LoopClock clock() {
-        LoopClock c = clock;
-        if (c == null) {
-            c = clock = LoopClock.of(this);
-        }
-        return c;
     }
 
     @Override

@@ -84,15 +84,12 @@ final class DatagramReceiver implements EpollIoHandle {
     private static final MethodHandle RECVMMSG;
     private static final MethodHandle DUP;
     private static final MethodHandle CLOSE;
-    private static final MethodHandle IOCTL;
-    private static final long FIONREAD = 0x541B;
     private static final Throwable UNAVAILABLE;
 
     static {
         MethodHandle recvmmsg = null;
         MethodHandle dup = null;
         MethodHandle close = null;
-        MethodHandle ioctl = null;
         Throwable unavailable = Mmsg.UNAVAILABLE;
         if (unavailable == null) {
             try {
@@ -109,11 +106,6 @@ final class DatagramReceiver implements EpollIoHandle {
                         Linker.Option.captureCallState("errno"));
                 close = LINKER.downcallHandle(
                         lookup.find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-                ioctl = LINKER.downcallHandle(
-                        lookup.find("ioctl").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
-                        Linker.Option.firstVariadicArg(2),
-                        Linker.Option.critical(false));
             } catch (Throwable t) {
                 // No native access (e.g. --enable-native-access denied) or no such symbol: Netty reads.
                 unavailable = t;
@@ -122,7 +114,6 @@ final class DatagramReceiver implements EpollIoHandle {
         RECVMMSG = recvmmsg;
         DUP = dup;
         CLOSE = close;
-        IOCTL = ioctl;
         UNAVAILABLE = unavailable;
     }
 
@@ -145,7 +136,6 @@ final class DatagramReceiver implements EpollIoHandle {
     private final MemorySegment iovs;
     private final MemorySegment names;
     private final MemorySegment controls;
-    private final MemorySegment queued;
     private final ByteBuf[] slots = new ByteBuf[SLOTS];
     private final Runnable readTask = this::onQueuedRead;
     private IoRegistration registration;
@@ -169,7 +159,6 @@ final class DatagramReceiver implements EpollIoHandle {
         iovs = arena.allocate((long) SLOTS * IOVEC_BYTES, 8);
         names = arena.allocate((long) SLOTS * NAME_BYTES, 8);
         controls = arena.allocate((long) SLOTS * CONTROL_BYTES, 8);
-        queued = arena.allocate(JAVA_INT);
         for (int i = 0; i < SLOTS; i++) {
             long m = (long) i * MMSG_BYTES;
             msgs.set(ADDRESS, m + NAME, names.asSlice((long) i * NAME_BYTES));
@@ -331,7 +320,6 @@ final class DatagramReceiver implements EpollIoHandle {
 
     private int end(int datagrams) {
         if (datagrams > 0) {
-            clock.onInputBurst();
             underlay.onReadBurstComplete();
         }
         return datagrams;
@@ -417,23 +405,6 @@ final class DatagramReceiver implements EpollIoHandle {
             offset += (length + 7) & ~7L;
         }
         return 0;
-    }
-
-    /**
-     * Bytes of the next datagram waiting in the socket ({@code FIONREAD}), 0 when it is empty; a
-     * diagnostic read, not on the data path.
-     */
-    int queuedBytes() {
-        if (closed) {
-            return 0;
-        }
-        int rc;
-        try {
-            rc = (int) IOCTL.invokeExact(fd.intValue(), FIONREAD, queued);
-        } catch (Throwable t) {
-            throw new IllegalStateException("ioctl(FIONREAD)", t);
-        }
-        return rc == 0 ? queued.get(JAVA_INT, 0) : 0;
     }
 
     long calls() {

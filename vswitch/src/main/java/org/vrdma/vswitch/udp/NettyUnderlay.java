@@ -209,14 +209,6 @@ public final class NettyUnderlay extends ChannelInboundHandlerAdapter implements
         return receiver == null ? 0 : receiver.poll();
     }
 
-    /**
-     * Bytes of the next datagram waiting in the socket, 0 when it is empty or the channel reads it
-     * (a diagnostic, see {@link LoopPollers#inputQueued()}).
-     */
-    public int queuedInputBytes() {
-        return receiver == null ? 0 : receiver.queuedBytes();
-    }
-
     /** {@code recvmmsg} calls made (0 when the channel reads). */
     public long receiveCalls() {
         return receiver == null ? 0 : receiver.calls();

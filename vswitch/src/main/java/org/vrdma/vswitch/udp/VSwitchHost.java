@@ -70,7 +70,6 @@ public final class VSwitchHost implements AutoCloseable {
     private final long underlayAddress;
     private final NettyRuntime runtime;
     private final IntSupplier poller;
-    private final IntSupplier inputProbe;
 
     private VSwitchHost(
             EventLoop loop,
@@ -79,10 +78,8 @@ public final class VSwitchHost implements AutoCloseable {
             VSwitch vswitch,
             long address,
             NettyRuntime runtime,
-            IntSupplier poller,
-            IntSupplier inputProbe) {
+            IntSupplier poller) {
         this.poller = poller;
-        this.inputProbe = inputProbe;
         this.loop = loop;
         this.channel = channel;
         this.underlay = underlay;
@@ -136,7 +133,6 @@ public final class VSwitchHost implements AutoCloseable {
         VSwitchConfig config = options.config().withUnderlayAddress(address);
         NettyUnderlay u = underlay;
         IntSupplier poller = u::pollSocket;
-        IntSupplier inputProbe = u::queuedInputBytes;
         VSwitch vswitch;
         try {
             vswitch = loop.submit(() -> {
@@ -152,9 +148,6 @@ public final class VSwitchHost implements AutoCloseable {
                         if (direct) {
                             startReceiver(u, channel, loop, gro);
                         }
-                        if (u.directReads()) {
-                            LoopPollers.current().addInputProbe(inputProbe);
-                        }
                         if (u.directReads() && !"false".equals(System.getProperty("vrdma.underlay.pollDirectly"))) {
                             // A busy-polling loop reads the socket itself while it spins
                             // (-Dvrdma.underlay.pollDirectly=false: it asks epoll, to compare).
@@ -167,7 +160,7 @@ public final class VSwitchHost implements AutoCloseable {
             channel.close();
             throw new IllegalStateException("could not start the switch", e);
         }
-        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller, inputProbe);
+        return new VSwitchHost(loop, channel, u, vswitch, address, runtime, poller);
     }
 
     private static void startReceiver(NettyUnderlay underlay, DatagramChannel channel, EventLoop loop, boolean gro) {
@@ -261,7 +254,6 @@ public final class VSwitchHost implements AutoCloseable {
         if (!loop.isShuttingDown()) {
             call(vs -> {
                 LoopPollers.current().remove(poller);
-                LoopPollers.current().removeInputProbe(inputProbe);
                 vs.close();
                 return null;
             });
