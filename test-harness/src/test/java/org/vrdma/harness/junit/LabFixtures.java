@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.testkit.engine.EngineExecutionResults;
 import org.vrdma.harness.backend.LabHost;
 import org.vrdma.harness.backend.LabPlan;
 import org.vrdma.harness.backend.RunningLab;
@@ -15,6 +17,17 @@ import org.vrdma.harness.backend.TransferOptions;
  * tests of their own (the name matches none of Surefire's patterns).
  */
 final class LabFixtures {
+    /** What the first failed test of a fixture run threw. */
+    static Throwable firstFailure(EngineExecutionResults results) {
+        return results.testEvents()
+                .failed()
+                .list()
+                .getFirst()
+                .getRequiredPayload(TestExecutionResult.class)
+                .getThrowable()
+                .orElseThrow();
+    }
+
     private LabFixtures() {}
 
     /** Run only through the test kit below: its body fails on purpose after the lab came up. */

@@ -11,7 +11,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.testkit.engine.EngineExecutionResults;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.vrdma.verbs.IbvCompChannel;
@@ -93,13 +92,7 @@ class VerbsContextInjectionTest {
                 .selectors(selectClass(LabFixtures.ContextOnNetns.class))
                 .execute();
         results.testEvents().assertStatistics(s -> s.started(1).failed(1));
-        Throwable failure = results.testEvents()
-                .failed()
-                .list()
-                .getFirst()
-                .getRequiredPayload(TestExecutionResult.class)
-                .getThrowable()
-                .orElseThrow();
+        Throwable failure = LabFixtures.firstFailure(results);
         assertThat(failure)
                 .isInstanceOf(org.junit.jupiter.api.extension.ParameterResolutionException.class)
                 .hasMessageContaining("embedded backend only")

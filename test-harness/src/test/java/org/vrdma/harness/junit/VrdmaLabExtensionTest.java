@@ -69,13 +69,7 @@ class VrdmaLabExtensionTest {
                 .selectors(selectClass(LabFixtures.HostsOnVirtual.class))
                 .execute();
         results.testEvents().assertStatistics(s -> s.started(1).failed(1));
-        Throwable failure = results.testEvents()
-                .failed()
-                .list()
-                .getFirst()
-                .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
-                .getThrowable()
-                .orElseThrow();
+        Throwable failure = LabFixtures.firstFailure(results);
         assertThat(failure)
                 .isInstanceOf(org.junit.jupiter.api.extension.ParameterResolutionException.class)
                 .hasMessageContaining("virtual backend has no real-time hosts")
@@ -102,13 +96,7 @@ class VrdmaLabExtensionTest {
             }
         }
         results.testEvents().assertStatistics(s -> s.started(1).failed(1).succeeded(0));
-        Throwable failure = results.testEvents()
-                .failed()
-                .list()
-                .getFirst()
-                .getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
-                .getThrowable()
-                .orElseThrow();
+        Throwable failure = LabFixtures.firstFailure(results);
         String id = LabFixtures.DeliberatelyFailing.labId;
         assertThat(id)
                 .isNotNull()
