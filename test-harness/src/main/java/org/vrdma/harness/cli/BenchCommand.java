@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.vrdma.harness.perf.CpuIdleState;
 import org.vrdma.harness.perf.PerftestSuite;
 import org.vrdma.harness.perf.PerftestSuite.BandwidthRow;
 import org.vrdma.harness.perf.PerftestSuite.LatencyRow;
@@ -300,6 +301,9 @@ final class BenchCommand implements Callable<Integer> {
                 tcpPollLat.p99Ns() / 1e3,
                 tcpPollLat.iterations(),
                 ratio(rdmaLat.p50Ns(), tcpPollLat.p50Ns()));
+        // The blocking baselines pay the CPU's wake-up on every hop, the polling loops do not: what it
+        // costs here depends on how idle CPUs wait (read only, never changed by the bench).
+        idleStateLines(out, CpuIdleState.current());
         if (latencyOnly) {
             out.printf("runs: vRDMA %d round trips; TCP %d round trips%n", rdmaLat.iterations(), tcpLat.iterations());
         } else {
@@ -390,6 +394,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         out.println();
         out.println("machine: " + machine(transport));
+        idleStateLines(out, CpuIdleState.current());
         NativeBench.print(out, perftest, 0);
         out.printf(
                 "Java path SEND 2 B ping-pong right after ib_send_lat: p50 %.2f us, p99 %.2f us half round trip"
@@ -634,6 +639,12 @@ final class BenchCommand implements Callable<Integer> {
 
     private static long clamp(double v, long min, long max) {
         return Math.max(min, Math.min(max, (long) v));
+    }
+
+    /** The machine's idle state and what it means for the blocking baselines, two lines. */
+    static void idleStateLines(PrintWriter out, CpuIdleState idle) {
+        out.println("idle CPUs: " + idle.describe());
+        out.println("  so: " + idle.meaning());
     }
 
     private static void latencyLine(PrintWriter out, String label, long rdmaNs, long tcpNs) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
+import org.vrdma.harness.perf.CpuIdleState;
 import org.vrdma.harness.perf.ThreadCpu;
 import picocli.CommandLine;
 
@@ -198,6 +199,25 @@ class BenchCommandTest {
         assertThat(text).containsPattern("targets: latency p50 <= 1.00x TCP: [0-9.]+x (met|NOT met)");
         assertThat(text).containsPattern("runs: vRDMA \\d+ round trips; TCP \\d+ round trips");
         assertThat(text).doesNotContain("bandwidth", "WRITE", "perftest over the emulator");
+        // This machine's idle state, as CpuIdleState reads it, next to the TCP figures.
+        CpuIdleState idle = CpuIdleState.current();
+        assertThat(text).contains("idle CPUs: " + idle.describe() + "\n  so: " + idle.meaning() + "\n");
+        assertThat(text.indexOf("idle CPUs: ")).isGreaterThan(text.indexOf("kernel TCP ping-pong polling"));
+    }
+
+    @Test
+    void idleStateIsPrintedAsTwoLines() {
+        StringWriter w = new StringWriter();
+        PrintWriter p = new PrintWriter(w);
+        BenchCommand.idleStateLines(p, new CpuIdleState("haltpoll", "haltpoll", 0, java.util.List.of("POLL (0 us)")));
+        p.flush();
+        assertThat(w.toString().split("\\R"))
+                .containsExactly(
+                        "idle CPUs: cpuidle driver haltpoll, governor haltpoll, guest_halt_poll_ns 0; cpu0 idle states"
+                                + " (exit latency): POLL (0 us)",
+                        "  so: halt polling is off: a thread blocked in a read leaves its vCPU halted, and each wake-up"
+                                + " pays a VM exit and entry (tens of us per hop); the blocking TCP and UDP ping-pongs"
+                                + " pay it on every hop, the busy-polling loops and the polling TCP ping-pong do not");
     }
 
     @Test
