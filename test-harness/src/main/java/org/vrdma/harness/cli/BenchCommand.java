@@ -161,6 +161,7 @@ final class BenchCommand implements Callable<Integer> {
         String transport;
         String underlayLine;
         String busyPollLine;
+        String warmUpLine;
         String switchesLine;
         double allocPerWrite;
         double allocPerRoundTrip;
@@ -180,9 +181,25 @@ final class BenchCommand implements Callable<Integer> {
             PerftestSuite suite = new PerftestSuite(
                     lab, RecoveryMode.SELECTIVE_REPEAT, txDepth, Math.max(60_000_000_000L, 4 * durationNs));
             // Warm-up (JIT, pools, socket buffers); its pace sizes the measured runs.
-            double nsPerWrite =
-                    latencyOnly ? 0 : warmUp(n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n), 16, warmupNs);
-            double nsPerRoundTrip = warmUp(n -> suite.latency(latencySizeBytes, n), 100, warmupNs);
+            // Until the JIT has compiled the path, however busy the machine (bounded).
+            WarmUp bwWarmUp = latencyOnly
+                    ? null
+                    : warmUpUntilJitSettles(
+                            n -> suite.bandwidth(WrOpcode.RDMA_WRITE, sizeBytes, n),
+                            16,
+                            warmupNs,
+                            System::nanoTime,
+                            BenchCommand::jitCompileMs);
+            double nsPerWrite = latencyOnly ? 0 : bwWarmUp.nsPerIteration();
+            WarmUp latWarmUp = warmUpUntilJitSettles(
+                    n -> suite.latency(latencySizeBytes, n),
+                    100,
+                    warmupNs,
+                    System::nanoTime,
+                    BenchCommand::jitCompileMs);
+            double nsPerRoundTrip = latWarmUp.nsPerIteration();
+            warmUpLine = (bwWarmUp == null ? "" : bwWarmUp.describe("WRITE", warmupNs) + "; ")
+                    + latWarmUp.describe("SEND ping-pong", warmupNs);
             TransportCounters before = lab.transportCounters();
             long cpuA0 = loopCpuNs(lab, true);
             long cpuB0 = loopCpuNs(lab, false);
@@ -348,6 +365,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         out.println("vRDMA underlay (both hosts): " + underlayLine);
         out.println("vRDMA busy polling (both loops): " + busyPollLine);
+        out.println("vRDMA warm-up: " + warmUpLine);
         out.println("vRDMA context switches of both event loops per round trip: " + switchesLine);
         out.printf(
                 "vRDMA heap allocation (both hosts' event loops): %s%.1f B per round trip%n",
@@ -619,6 +637,98 @@ final class BenchCommand implements Callable<Integer> {
      * pace to the time left (at most 32 runs), so the JIT has compiled the path before the
      * measurement however slow the first, interpreted runs were. Returns ns per iteration of the last.
      */
+    /**
+     * A warm-up that goes on past {@code ns} while the JIT still compiles (see {@link
+     * #warmUpUntilJitSettles}): its pace, length, and whether the JIT had settled when it ended.
+     */
+    record WarmUp(double nsPerIteration, long elapsedNs, boolean jitSettled, long compileMs) {
+        String describe(String workload, long plannedNs) {
+            if (elapsedNs <= plannedNs + SETTLE_RUN_NS / 2 && jitSettled) {
+                return String.format("%s %.1f s (JIT settled)", workload, elapsedNs / 1e9);
+            }
+            return String.format(
+                    "%s %.1f s, %.1f s past the planned %.1f s %s (JIT compile time during the warm-up %d ms)",
+                    workload,
+                    elapsedNs / 1e9,
+                    (elapsedNs - plannedNs) / 1e9,
+                    plannedNs / 1e9,
+                    jitSettled
+                            ? "until the JIT settled"
+                            : "and the JIT was STILL COMPILING: figures may be of code" + " not yet fully compiled",
+                    compileMs);
+        }
+    }
+
+    /** Quiet time (no JIT compilation) after which the JIT counts as settled. */
+    static final long SETTLE_QUIET_NS = 500_000_000L;
+    /** Length of each run once the planned warm-up time has passed. */
+    static final long SETTLE_RUN_NS = 250_000_000L;
+    /**
+     * The longest warm-up, in planned warm-up times, and at most {@link #SETTLE_LIMIT_MAX_NS}: the
+     * latency path took 12.6 s to settle at a load average of 20 (the SEND p50 then 5.4 us, where a
+     * 6 s warm-up had left it at 8.6-17 us).
+     */
+    static final int SETTLE_LIMIT_FACTOR = 10;
+
+    static final long SETTLE_LIMIT_MAX_NS = 20_000_000_000L;
+
+    /**
+     * {@link #warmUp}, then more runs of {@link #SETTLE_RUN_NS} while the JIT is still compiling, until
+     * runs totalling {@link #SETTLE_QUIET_NS} passed without a compilation, for at most {@link
+     * #SETTLE_LIMIT_FACTOR} times {@code ns} (and {@link #SETTLE_LIMIT_MAX_NS}). On a busy machine the compiler threads get little CPU:
+     * the event loops' receive path was seen still in C1's profiling code (no C2 version of {@code
+     * DatagramReceiver.deliver}) at the end of a 3 s run under a load average of 24, and the round
+     * trip measured then was that code's, 20-40x the compiled one's.
+     *
+     * @param compileMs the JIT's total compilation time so far in ms, negative where unknown (the
+     *     warm-up is then {@link #warmUp}'s)
+     */
+    static WarmUp warmUpUntilJitSettles(
+            java.util.function.LongConsumer run,
+            long first,
+            long ns,
+            java.util.function.LongSupplier clockNs,
+            java.util.function.LongSupplier compileMs) {
+        long start = clockNs.getAsLong();
+        long compile0 = compileMs.getAsLong();
+        boolean monitored = compile0 >= 0;
+        long n = first;
+        double pace = 1;
+        long quietNs = 0;
+        long limitNs = Math.max(ns, Math.min(SETTLE_LIMIT_FACTOR * ns, SETTLE_LIMIT_MAX_NS));
+        // Bounded by the time limit and by this many runs.
+        for (int i = 0; i < 32 + 2 * limitNs / SETTLE_RUN_NS; i++) {
+            long c0 = compileMs.getAsLong();
+            long t0 = clockNs.getAsLong();
+            run.accept(n);
+            long t1 = clockNs.getAsLong();
+            pace = Math.max(1, (double) (t1 - t0) / n);
+            quietNs = compileMs.getAsLong() == c0 ? quietNs + (t1 - t0) : 0;
+            long elapsed = t1 - start;
+            if (elapsed < ns) {
+                // Runs of at most SETTLE_RUN_NS: a compilation early in the warm-up leaves the runs after it quiet.
+                n = clamp(Math.min(ns - elapsed, SETTLE_RUN_NS) / pace, first, 50_000_000L);
+                continue;
+            }
+            if (!monitored || quietNs >= SETTLE_QUIET_NS || elapsed >= limitNs) {
+                break;
+            }
+            n = clamp(SETTLE_RUN_NS / pace, first, 50_000_000L);
+        }
+        long elapsedNs = clockNs.getAsLong() - start;
+        return new WarmUp(
+                pace,
+                elapsedNs,
+                !monitored || quietNs >= SETTLE_QUIET_NS,
+                monitored ? compileMs.getAsLong() - compile0 : -1);
+    }
+
+    /** The JIT's total compilation time in ms, -1 where the JVM does not report it. */
+    static long jitCompileMs() {
+        var jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    }
+
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();
         long n = first;

@@ -46,6 +46,7 @@ class BenchCommandTest {
                                 + " loop \\(back-offs begun: \\d+ ms\\), back-off halved \\d+ times after hits without a"
                                 + " lost core; \\d+ short gaps");
         assertThat(text).containsPattern("per WRITE [0-9.]+ datagrams .*[0-9.]+ read bursts, [0-9.]+ recvmmsg calls");
+        assertThat(text).containsPattern("vRDMA warm-up: WRITE [0-9.]+ s.*; SEND ping-pong [0-9.]+ s");
         // The kernel's UDP floors in the same run, and what the loops' scheduling did per round trip.
         assertThat(text)
                 .containsPattern(
@@ -203,6 +204,67 @@ class BenchCommandTest {
         CpuIdleState idle = CpuIdleState.current();
         assertThat(text).contains("idle CPUs: " + idle.describe() + "\n  so: " + idle.meaning() + "\n");
         assertThat(text.indexOf("idle CPUs: ")).isGreaterThan(text.indexOf("kernel TCP ping-pong polling"));
+        assertThat(text).containsPattern("vRDMA warm-up: SEND ping-pong [0-9.]+ s");
+    }
+
+    /** A warm-up on a fake clock: each iteration takes 1 ms, the JIT compiles until {@code compilesUntilNs}. */
+    private static BenchCommand.WarmUp fakeWarmUp(long plannedNs, long compilesUntilNs, boolean monitored) {
+        long[] clock = {0};
+        long[] iterations = {0};
+        BenchCommand.WarmUp w = BenchCommand.warmUpUntilJitSettles(
+                n -> {
+                    clock[0] += n * 1_000_000L;
+                    iterations[0] += n;
+                },
+                10,
+                plannedNs,
+                () -> clock[0],
+                // Compile time grows with the clock while the JIT works, then stays.
+                () -> monitored ? Math.min(clock[0], compilesUntilNs) / 1_000_000L : -1);
+        assertThat(w.elapsedNs()).isEqualTo(clock[0]).isEqualTo(iterations[0] * 1_000_000L);
+        assertThat(w.nsPerIteration()).isEqualTo(1_000_000.0);
+        return w;
+    }
+
+    @Test
+    void warmUpEndsOnTimeWhenTheJitIsQuiet() {
+        BenchCommand.WarmUp w = fakeWarmUp(1_500_000_000L, 100_000_000L, true);
+        assertThat(w.jitSettled()).isTrue();
+        // The runs sized to the planned time were quiet for over 500 ms: nothing more.
+        assertThat(w.elapsedNs()).isBetween(1_500_000_000L, 1_510_000_000L);
+        assertThat(w.compileMs()).isEqualTo(100);
+        assertThat(w.describe("SEND ping-pong", 1_500_000_000L)).isEqualTo("SEND ping-pong 1.5 s (JIT settled)");
+    }
+
+    @Test
+    void warmUpGoesOnUntilTheJitHasBeenQuietForHalfASecond() {
+        BenchCommand.WarmUp w = fakeWarmUp(1_500_000_000L, 3_000_000_000L, true);
+        assertThat(w.jitSettled()).isTrue();
+        // Compiling until 3 s, then two quiet 250 ms runs (the first begins in the last compiling one).
+        assertThat(w.elapsedNs()).isGreaterThanOrEqualTo(3_500_000_000L).isLessThanOrEqualTo(3_760_000_000L);
+        assertThat(w.compileMs()).isEqualTo(3_000);
+        assertThat(w.describe("SEND ping-pong", 1_500_000_000L))
+                .startsWith("SEND ping-pong 3.")
+                .contains("past the planned 1.5 s until the JIT settled (JIT compile time during the warm-up 3000 ms)");
+    }
+
+    @Test
+    void warmUpStopsAtTenTimesThePlannedTimeWhileTheJitStillCompiles() {
+        BenchCommand.WarmUp w = fakeWarmUp(1_000_000_000L, Long.MAX_VALUE, true);
+        assertThat(w.jitSettled()).isFalse();
+        assertThat(w.elapsedNs()).isBetween(10_000_000_000L, 10_260_000_000L);
+        assertThat(w.describe("WRITE", 1_000_000_000L)).contains("STILL COMPILING");
+        // And at 20 s however long the planned warm-up.
+        BenchCommand.WarmUp longer = fakeWarmUp(4_000_000_000L, Long.MAX_VALUE, true);
+        assertThat(longer.elapsedNs()).isBetween(20_000_000_000L, 20_260_000_000L);
+    }
+
+    @Test
+    void withoutJitMonitoringTheWarmUpIsTheTimedOne() {
+        BenchCommand.WarmUp w = fakeWarmUp(1_000_000_000L, Long.MAX_VALUE, false);
+        assertThat(w.jitSettled()).isTrue();
+        assertThat(w.compileMs()).isEqualTo(-1);
+        assertThat(w.elapsedNs()).isBetween(1_000_000_000L, 1_010_000_000L);
     }
 
     @Test
