@@ -33,7 +33,7 @@ import org.vrdma.cc.SimpleProvider;
  * simulator has none; the DCQCN authors' ns-3 configuration sets it to 300 MB, which no flow
  * completes). With the 5 Mbit/s of the ConnectX firmware and a 10 MB byte counter, a flow cut to
  * 1 Gbit/s by a burst of CNPs needs 80 ms per byte stage before hyper increase and crawls at
- * +5 Mbit/s per 55 µs meanwhile (the firmware's alpha, updated every µs, seldom cuts that deep).
+ * +5 Mbit/s per 55 µs meanwhile (the firmware pairs 5 Mbit/s with a 300 µs timer and F = 1).
  */
 public final class Dcqcn implements CongestionControl {
     /** Registered name. */
