@@ -25,13 +25,30 @@ import org.vrdma.cc.SimpleProvider;
  *
  * alpha decays lazily: periods without CNPs are folded in on the next event, so an idle flow needs
  * no alpha timer. Loss and timeouts do not change the rate (see {@link #onLoss}).
+ *
+ * <p>Defaults: the paper's timers (K = T = 55 µs, N = 50 µs, F = 5, g = 1/256) with the increase
+ * steps the published simulations ran them with: Rai = line rate / 5000 and Rhai = line rate / 500
+ * (20 and 200 Mbit/s at 100 Gbit/s: the HPCC simulator's {@code run.py}, {@code 5·bw/25} and
+ * {@code 50·bw/25} Mb/s, also for its {@code dcqcn_paper} variant) and no byte counter (that
+ * simulator has none; the DCQCN authors' ns-3 configuration sets it to 300 MB, which no flow
+ * completes). With the 5 Mbit/s of the ConnectX firmware and a 10 MB byte counter, a flow cut to
+ * 1 Gbit/s by a burst of CNPs needs 80 ms per byte stage before hyper increase and crawls at
+ * +5 Mbit/s per 55 µs meanwhile (the firmware pairs 5 Mbit/s with a 300 µs timer and F = 1).
  */
 public final class Dcqcn implements CongestionControl {
     /** Registered name. */
     public static final String NAME = "dcqcn";
 
+    /** Line rate over the derived Rai: 20 Mbit/s at 100 Gbit/s (HPCC ns-3 {@code run.py}: 5·bw/25 Mb/s). */
+    static final double RAI_PER_LINE_RATE = 5_000;
+
+    /** Line rate over the derived Rhai: 200 Mbit/s at 100 Gbit/s (HPCC ns-3 {@code run.py}: 50·bw/25 Mb/s). */
+    static final double RHAI_PER_LINE_RATE = 500;
+
     private final Config config;
     private final long lineRateBps;
+    private final double raiBps;
+    private final double rhaiBps;
 
     private double currentRateBps;
     private double targetRateBps;
@@ -51,6 +68,8 @@ public final class Dcqcn implements CongestionControl {
     public Dcqcn(final FlowContext flow, final Config config) {
         this.config = config;
         this.lineRateBps = flow.lineRateBps();
+        this.raiBps = config.raiBps > 0 ? config.raiBps : Math.max(1.0, lineRateBps / RAI_PER_LINE_RATE);
+        this.rhaiBps = config.rhaiBps > 0 ? config.rhaiBps : Math.max(1.0, lineRateBps / RHAI_PER_LINE_RATE);
         this.currentRateBps = lineRateBps;
         this.targetRateBps = lineRateBps;
         this.cachedRateBps = lineRateBps;
@@ -141,6 +160,16 @@ public final class Dcqcn implements CongestionControl {
         return alpha;
     }
 
+    /** Additive-increase step in use (configured or derived from the line rate). */
+    public double raiBps() {
+        return raiBps;
+    }
+
+    /** Hyper-increase step in use (configured or derived from the line rate). */
+    public double rhaiBps() {
+        return rhaiBps;
+    }
+
     /** The target rate Rt. */
     public long targetRateBps() {
         return (long) targetRateBps;
@@ -179,9 +208,9 @@ public final class Dcqcn implements CongestionControl {
         if (stage <= f) {
             // Fast recovery: only halve the distance to the rate before the cut.
         } else if (hyperSteps <= 0) {
-            targetRateBps += config.raiBps;
+            targetRateBps += raiBps;
         } else {
-            targetRateBps += (double) hyperSteps * config.rhaiBps;
+            targetRateBps += hyperSteps * rhaiBps;
         }
         targetRateBps = Math.min(targetRateBps, lineRateBps);
         currentRateBps = (targetRateBps + currentRateBps) / 2;
@@ -219,16 +248,19 @@ public final class Dcqcn implements CongestionControl {
         return "Dcqcn[rc=" + (long) currentRateBps + ", rt=" + (long) targetRateBps + ", alpha=" + alpha + "]";
     }
 
-    /** Parameters of {@link Dcqcn}; defaults from the paper and from RoCE NIC practice. */
+    /** Parameters of {@link Dcqcn}; defaults: the paper's timers, the published simulations' increase steps. */
     public static final class Config implements CcConfig {
         private double g = 1.0 / 256;
         private double initialAlpha = 1.0;
         private long alphaUpdatePeriodNs = 55_000;
         private long rateIncreasePeriodNs = 55_000;
-        private long byteCounterBytes = 10L * 1024 * 1024;
+        // Off, as in both published DCQCN simulators (see the class comment); the paper's B = 10 MB
+        // gates hyper increase behind 50 MB sent after every cut.
+        private long byteCounterBytes = 0;
         private int fastRecoveryStages = 5;
-        private long raiBps = 5_000_000;
-        private long rhaiBps = 50_000_000;
+        // 0: derived from the line rate (RAI_PER_LINE_RATE, RHAI_PER_LINE_RATE).
+        private long raiBps = 0;
+        private long rhaiBps = 0;
         private long minRateBps = 100_000_000;
         private long minCutIntervalNs = 50_000;
         private boolean clampTargetRate = true;
@@ -293,7 +325,7 @@ public final class Dcqcn implements CongestionControl {
             return this;
         }
 
-        /** Additive-increase step of the target rate (Rai). */
+        /** Additive-increase step of the target rate (Rai); 0 = line rate / 5000. */
         public long raiBps() {
             return raiBps;
         }
@@ -304,7 +336,7 @@ public final class Dcqcn implements CongestionControl {
             return this;
         }
 
-        /** Hyper-increase step of the target rate (Rhai). */
+        /** Hyper-increase step of the target rate (Rhai); 0 = line rate / 500. */
         public long rhaiBps() {
             return rhaiBps;
         }
@@ -350,7 +382,7 @@ public final class Dcqcn implements CongestionControl {
             CcConfig.requirePositive(rateIncreasePeriodNs, "rateIncreasePeriodNs");
             CcConfig.requireNonNegative(byteCounterBytes, "byteCounterBytes");
             CcConfig.requireNonNegative(fastRecoveryStages, "fastRecoveryStages");
-            CcConfig.requirePositive(raiBps, "raiBps");
+            CcConfig.requireNonNegative(raiBps, "raiBps");
             CcConfig.requireNonNegative(rhaiBps, "rhaiBps");
             CcConfig.requirePositive(minRateBps, "minRateBps");
             CcConfig.requireNonNegative(minCutIntervalNs, "minCutIntervalNs");

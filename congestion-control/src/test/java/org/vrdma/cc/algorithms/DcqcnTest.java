@@ -158,4 +158,100 @@ class DcqcnTest {
         assertThat(cc.nextTimerNs()).isEqualTo(CongestionControl.NO_TIMER);
         assertThat(nowNs).isLessThan(10_000 * 55_000L);
     }
+
+    /**
+     * A queue above Kmax marks every packet, so a flow gets a CNP per 50 µs interval and, with alpha
+     * near 1, halves each time: eight cuts take 100 Gbit/s to 0.39 Gbit/s, as traced for the slowest
+     * flows of a leaf-spine lab. Once the CNPs stop, the default increase steps must bring the flow back
+     * within milliseconds; with Rai = 5 Mbit/s and a 10 MB byte counter it crawled below 1 Gbit/s.
+     */
+    @Test
+    void flowCutToUnderOneGigabitRecoversWithinMillisecondsOnDefaults() {
+        final Dcqcn cc = new Dcqcn(FLOW, new Dcqcn.Config());
+        assertThat(cc.raiBps()).isEqualTo(20_000_000.0);
+        assertThat(cc.rhaiBps()).isEqualTo(200_000_000.0);
+        final long lastCutNs = cutEightTimes(cc);
+        assertThat(cc.rateBps()).isLessThan(400_000_000L);
+
+        final long twoMsNs = lastCutNs + 2_000_000;
+        sendAtRateUntil(cc, lastCutNs, twoMsNs, 0);
+        assertThat(cc.rateBps()).as("2 ms after the last cut").isGreaterThan(25_000_000_000L);
+        sendAtRateUntil(cc, twoMsNs, lastCutNs + 5_000_000, 0);
+        assertThat(cc.rateBps()).as("5 ms after the last cut").isEqualTo(LINE);
+    }
+
+    /** The crawl the defaults replace, kept reachable by configuration: the ConnectX steps and B = 10 MB. */
+    @Test
+    void connectXStepsWithTheByteCounterStillCrawl() {
+        final Dcqcn cc = new Dcqcn(
+                FLOW, new Dcqcn.Config().raiBps(5_000_000).rhaiBps(50_000_000).byteCounterBytes(10L << 20));
+        final long lastCutNs = cutEightTimes(cc);
+        sendAtRateUntil(cc, lastCutNs, lastCutNs + 5_000_000, 0);
+        assertThat(cc.byteStage()).isZero();
+        assertThat(cc.rateBps()).isBetween(800_000_000L, 1_300_000_000L);
+    }
+
+    /**
+     * Go-back-N after fabric loss: NAKs, a timeout and the re-sent bytes during recovery leave the
+     * recovery exactly as it is without loss (the byte counter, off by default, counts re-sent bytes).
+     */
+    @Test
+    void lossDuringRecoveryChangesNothing() {
+        final Dcqcn clean = new Dcqcn(FLOW, new Dcqcn.Config());
+        final Dcqcn lossy = new Dcqcn(FLOW, new Dcqcn.Config());
+        final long lastCutNs = cutEightTimes(clean);
+        cutEightTimes(lossy);
+        for (long t = lastCutNs; t < lastCutNs + 3_000_000; t += 100_000) {
+            sendAtRateUntil(clean, t, t + 100_000, 0);
+            sendAtRateUntil(lossy, t, t + 100_000, 7);
+            assertThat(lossy.rateBps()).as("at %d ns", t + 100_000).isEqualTo(clean.rateBps());
+            assertThat(lossy.timerStage()).isEqualTo(clean.timerStage());
+            assertThat(lossy.alpha()).isEqualTo(clean.alpha());
+        }
+    }
+
+    /** CNPs every 50 µs, each applied as the cut interval ends; returns the time of the last cut. */
+    private static long cutEightTimes(final Dcqcn cc) {
+        long nowNs = 1_000;
+        for (int i = 0; i < 8; i++) {
+            cc.onCnp(nowNs);
+            nowNs += 50_000;
+        }
+        return nowNs - 50_000;
+    }
+
+    /**
+     * Sends 4 KiB packets at the flow's current rate from {@code fromNs} to {@code toNs}, firing the
+     * algorithm's timer when due; every {@code lossEvery}-th packet (0: none) is NAKed and re-sent, and
+     * every tenth loss is a timeout.
+     */
+    private static void sendAtRateUntil(final Dcqcn cc, final long fromNs, final long toNs, final int lossEvery) {
+        long nowNs = fromNs;
+        int packets = 0;
+        int losses = 0;
+        for (int i = 0; i < 10_000_000 && nowNs < toNs; i++) {
+            final long gapNs = Math.max(1, 4096L * 8_000_000_000L / cc.rateBps());
+            final long nextSendNs = nowNs + gapNs;
+            final long timerNs = cc.nextTimerNs();
+            if (timerNs <= nextSendNs && timerNs < toNs) {
+                nowNs = Math.max(nowNs, timerNs);
+                cc.onTimer(nowNs);
+                continue;
+            }
+            nowNs = nextSendNs;
+            if (nowNs >= toNs) {
+                break;
+            }
+            cc.onPacketSent(nowNs, 4096);
+            packets++;
+            if (lossEvery > 0 && packets % lossEvery == 0) {
+                if (++losses % 10 == 0) {
+                    cc.onTimeout(nowNs);
+                } else {
+                    cc.onLoss(nowNs, 4096);
+                }
+                cc.onPacketSent(nowNs, 4096); // the re-sent packet
+            }
+        }
+    }
 }

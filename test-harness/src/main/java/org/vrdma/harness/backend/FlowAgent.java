@@ -625,7 +625,7 @@ public final class FlowAgent {
      * links nothing marks ECN or stamps INT, so DCQCN and HPCC would send an unlimited window at
      * line rate into the kernel's socket buffers; the real-time window bounds what is in flight.
      */
-    private record CappedWindow(RateWindowSource inner, long capBytes) implements RateWindowSource {
+    record CappedWindow(RateWindowSource inner, long capBytes) implements RateWindowSource {
         @Override
         public long rateBps() {
             return inner.rateBps();
@@ -659,6 +659,11 @@ public final class FlowAgent {
         @Override
         public void onTimeout(long nowNs) {
             inner.onTimeout(nowNs);
+        }
+
+        @Override
+        public void onSpuriousTimeout(long nowNs) {
+            inner.onSpuriousTimeout(nowNs); // Swift undoes its timeout cuts here
         }
 
         @Override

@@ -276,7 +276,7 @@ public final class CcComparison {
 
     private static Map<String, String> algorithms() {
         final Map<String, String> m = new LinkedHashMap<>();
-        m.put("dcqcn", "{\"raiBps\": 20000000, \"rhaiBps\": 200000000}");
+        m.put("dcqcn", "");
         m.put("timely", "{\"tLowNs\": 10000, \"tHighNs\": 100000, \"minRttNs\": 5000, \"deltaBps\": 100000000}");
         m.put("swift", "");
         m.put("hpcc", "");

@@ -40,7 +40,7 @@ final class CcCompareCommand implements Callable<Integer> {
             names = "--config",
             paramLabel = "NAME=JSON",
             description = "JSON configuration of an algorithm, replacing the table's (repeatable), e.g."
-                    + " --config 'dcqcn={\"byteCounterBytes\": 0}'.")
+                    + " --config 'dcqcn={\"byteCounterBytes\": 10485760}'.")
     Map<String, String> configs = new LinkedHashMap<>();
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the runs (default ${DEFAULT-VALUE}).")
