@@ -152,18 +152,6 @@ final class RcRequester {
 
     private long resentSampleSentNs = -1;
     private long resentSampleRttNs = -1;
-    /**
-     * The longest round trip that outran a tail-loss probe or a timeout and was then shown to be
-     * the original's (a duplicate ACK answered the resent copy), plus a quarter: how late an answer comes on this
-     * path with nothing lost (a queue that grew within one round trip, a peer whose event loop lost
-     * its core). Neither timer goes sooner while it stands; a sample of at least half of it keeps it
-     * (such pauses still happen), and it halves after {@link #LATE_ANSWER_DECAY_SAMPLES} shorter
-     * samples in a row, so a spike long past stops holding back the recovery of a real loss.
-     */
-    private long lateAnswerNs;
-
-    private int samplesSinceLateAnswer;
-    private static final int LATE_ANSWER_DECAY_SAMPLES = 64;
     /** Smallest RTT sampled (0 before the first): no copy of a packet comes back sooner. */
     private long minRttNs;
     /**
@@ -243,8 +231,6 @@ final class RcRequester {
         rewalking = false;
         probeWaitsForSample = false;
         resentSampleSentNs = -1;
-        lateAnswerNs = 0;
-        samplesSinceLateAnswer = 0;
         lossMarkSentNs = Long.MIN_VALUE;
         deliveredFrontierNs = Long.MIN_VALUE;
         srSinglePsn = -1;
@@ -1220,16 +1206,7 @@ final class RcRequester {
         minRttNs = minRttNs == 0 ? rttNs : Math.min(minRttNs, rttNs);
         rto.onRttSample(rttNs);
         device.pathRtt().onRttSample(rttNs);
-        if (lateAnswerNs > 0) {
-            if (2 * rttNs >= lateAnswerNs) {
-                // Such pauses still happen (the timers waited for this one): keep the allowance.
-                lateAnswerNs = Math.max(lateAnswerNs, rttNs + rttNs / 4);
-                samplesSinceLateAnswer = 0;
-            } else if (++samplesSinceLateAnswer >= LATE_ANSWER_DECAY_SAMPLES) {
-                lateAnswerNs /= 2;
-                samplesSinceLateAnswer = 0;
-            }
-        }
+        device.lateAnswers().onRttSample(rttNs);
     }
 
     /**
@@ -1240,9 +1217,7 @@ final class RcRequester {
     private void onDuplicateAck(final long nowNs) {
         if (resentSampleSentNs >= 0 && resentSampleRttNs >= 0) {
             onRttSample(resentSampleRttNs);
-            // A quarter more than seen: the next pause of the same kind is rarely exactly as long.
-            lateAnswerNs = Math.max(lateAnswerNs, resentSampleRttNs + resentSampleRttNs / 4);
-            samplesSinceLateAnswer = 0;
+            device.lateAnswers().onLateAnswer(resentSampleRttNs);
             resentSampleSentNs = -1;
             resentSampleRttNs = -1;
         }
@@ -1473,7 +1448,7 @@ final class RcRequester {
      * force now, so a rate cut after the timer was armed pushes the deadline out.
      */
     private long rtoDeadlineNs() {
-        long deadline = rtoStartNs + Math.max(rto.rtoNs(), lateAnswerNs) + ackGapNs();
+        long deadline = rtoStartNs + Math.max(rto.rtoNs(), device.lateAnswers().allowanceNs()) + ackGapNs();
         if (ackTimeoutNs != Long.MAX_VALUE) {
             deadline = Math.min(deadline, Math.max(rtoStartNs, ackTimerStartNs + ackTimeoutNs));
         }
@@ -1485,7 +1460,7 @@ final class RcRequester {
      * before its floor (SRTT + 4 RTTVAR) when the round trip varies more, but no sooner than the
      * configured probe floor (the peer's turn: over real sockets a peer's event loop that loses its
      * core holds its ACK for milliseconds, and a probe per such pause resent one packet in 50 of a
-     * clean ping-pong) or an answer this path was seen to take (see {@link #lateAnswerNs}), plus the
+     * clean ping-pong) or an answer this path was seen to take ({@link org.vrdma.vnic.transport.LateAnswers}), plus the
      * pacer's ACK gap,
      * after the period began or the last answer arrived (NAKs still coming show a live path and the
      * holes they report). Two round trips alone probed every packet of a flow whose round trip
@@ -1499,7 +1474,7 @@ final class RcRequester {
         final long srtt = rto.srttNs();
         final long quietNs = Math.max(
                 Math.max(2 * srtt, srtt + 4 * rto.rttvarNs()),
-                Math.max(device.config().minProbeNs(), lateAnswerNs));
+                Math.max(device.config().minProbeNs(), device.lateAnswers().allowanceNs()));
         return Math.max(rtoStartNs, lastAnswerNs) + quietNs + ackGapNs();
     }
 
