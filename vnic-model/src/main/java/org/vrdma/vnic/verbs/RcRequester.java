@@ -1461,7 +1461,7 @@ final class RcRequester {
      * When a tail-loss probe goes if nothing progressed: two smoothed round trips, or the RTO
      * before its floor (SRTT + 4 RTTVAR) when the round trip varies more, but no sooner than the
      * configured probe floor (the peer's turn: over real sockets a peer's event loop that loses its
-     * core holds its ACK for milliseconds, and a probe per such pause resent one packet in 30-50 of
+     * core holds its ACK for milliseconds, and a probe per such pause resent one packet in 25-30 of
      * a clean ping-pong) or an answer this path was seen to take (the device's late answers), plus
      * the pacer's ACK gap, after the period began or the last answer arrived (NAKs still coming
      * show a live path and the holes they report). Two round trips alone probed every packet of a
