@@ -19,8 +19,9 @@ public final class RealTimeProfile {
      * peer answers at the end of its event loop's turn, and a loop that loses its core on a loaded
      * machine holds the answer for a while: without a floor the probe (two smoothed round trips,
      * ~40 µs) resent one packet in 25-30 round trips of {@code ./vrdma bench}'s clean ping-pong
-     * (3.7 %, load 17-19), with this one and the late answers the requester learns 0.31 %; 2 ms
-     * did no better within the noise. {@code -Dvrdma.minProbeUs=N} overrides it.
+     * (3.7 %, load 17-19), with this one and the late answers the requester learns 0.31 %. 2 ms
+     * resent 0.4 % against 1.0 % for 1 ms in one batch at load 22-26 (an earlier, per-QP version
+     * of the late answers), but a real tail loss would wait twice as long for its probe. {@code -Dvrdma.minProbeUs=N} overrides it.
      */
     public static final long MIN_PROBE_NS = 1_000_000;
 
