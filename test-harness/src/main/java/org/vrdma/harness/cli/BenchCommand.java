@@ -333,11 +333,12 @@ final class BenchCommand implements Callable<Integer> {
                     tcpLat.iterations());
         }
         out.printf(
-                "vRDMA transport: tx %d pkts, retransmitted %d, timeouts %d, NAK seq %d, duplicates %d;"
-                        + " UDP receive-buffer errors (host-wide) %s%n",
+                "vRDMA transport: tx %d pkts, retransmitted %d, timeouts %d, tail-loss probes %d, NAK seq %d,"
+                        + " duplicates %d; UDP receive-buffer errors (host-wide) %s%n",
                 counters.txPackets,
                 counters.retransmittedPackets,
                 counters.timeouts,
+                counters.tailProbes,
                 counters.seqNaksSent,
                 counters.duplicateRequests,
                 rcvbufErrors < 0 ? "n/a" : Long.toString(rcvbufErrors));
@@ -825,6 +826,7 @@ final class BenchCommand implements Callable<Integer> {
         d.txPackets = a.txPackets - b.txPackets;
         d.retransmittedPackets = a.retransmittedPackets - b.retransmittedPackets;
         d.timeouts = a.timeouts - b.timeouts;
+        d.tailProbes = a.tailProbes - b.tailProbes;
         d.seqNaksSent = a.seqNaksSent - b.seqNaksSent;
         d.duplicateRequests = a.duplicateRequests - b.duplicateRequests;
         return d;

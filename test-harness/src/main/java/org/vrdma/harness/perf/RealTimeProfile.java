@@ -15,6 +15,20 @@ public final class RealTimeProfile {
     public static final long INITIAL_RTO_NS = 10_000_000;
 
     /**
+     * Floor of the tail-loss probe's wait (RACK-TLP's allowance for the peer's delayed ACK): the
+     * peer answers at the end of its event loop's turn, and a loop that loses its core on a loaded
+     * machine holds the answer for a while: without a floor the probe (two smoothed round trips,
+     * ~40 µs) resent one packet in 25-30 round trips of {@code ./vrdma bench}'s clean ping-pong
+     * (3.7 %, load 17-19), with this one and the late answers the requester learns 0.31 %. 2 ms
+     * resent 0.4 % against 1.0 % for 1 ms in one batch at load 22-26 (an earlier, per-QP version
+     * of the late answers), but a real tail loss would wait twice as long for its probe. {@code -Dvrdma.minProbeUs=N} overrides it.
+     */
+    public static final long MIN_PROBE_NS = 1_000_000;
+
+    /** The system property that overrides {@link #MIN_PROBE_NS}, in microseconds. */
+    public static final String MIN_PROBE_US_PROPERTY = "vrdma.minProbeUs";
+
+    /**
      * ACK at least every 64 packets; a message's last packet asks for an ACK, which the responder
      * sends at the end of its receive burst, so the messages that arrived together share one. Each
      * ACK is a datagram encoded, switched and sent by the responder's loop and read, switched and
@@ -71,9 +85,15 @@ public final class RealTimeProfile {
         return transport().withRto(MIN_RTO_NS, VERBS_HOST_INITIAL_RTO_NS);
     }
 
+    /** {@link #MIN_PROBE_NS}, or {@link #MIN_PROBE_US_PROPERTY} when set. */
+    public static long minProbeNs() {
+        return Long.getLong(MIN_PROBE_US_PROPERTY, MIN_PROBE_NS / 1000) * 1000;
+    }
+
     public static TransportConfig transport() {
         return TransportConfig.defaults()
                 .withRto(MIN_RTO_NS, INITIAL_RTO_NS)
+                .withMinProbeNs(minProbeNs())
                 .withAckCoalescePackets(ACK_COALESCE_PACKETS)
                 .withWindowBytes(WINDOW_BYTES);
     }

@@ -8,6 +8,9 @@ package org.vrdma.vnic.transport;
  * @param windowBytes TX window per QP; 0 means one bandwidth-delay product
  * @param ackCoalescePackets the responder ACKs at least every this many packets (and on ackReq)
  * @param minRtoNs floor of the retransmission timeout
+ * @param minProbeNs floor of the tail-loss probe's wait: how long the responder's turn may hold its
+ *     ACK on a path without loss (0 in virtual time, where a deferred ACK leaves at the end of the
+ *     responder's turn, at once; over real sockets the peer's event loop may lose its core)
  * @param initialRtoNs timeout before the first RTT sample (capped by the QP's timeout attribute)
  * @param infiniteTimeoutCeilingNs RTO ceiling of a QP whose timeout attribute is 0 ("infinite")
  * @param cnpIntervalNs minimum gap between two CNPs a QP sends
@@ -20,13 +23,14 @@ public record TransportConfig(
         long windowBytes,
         int ackCoalescePackets,
         long minRtoNs,
+        long minProbeNs,
         long initialRtoNs,
         long infiniteTimeoutCeilingNs,
         long cnpIntervalNs,
         int sackWindowPackets,
         RateWindowSourceFactory rateWindowFactory) {
 
-    /** 100 Gbit/s, 10 µs RTT, one-BDP window, ACK every 4 packets, RTO 100 µs..QP timeout, CNP 50 µs. */
+    /** 100 Gbit/s, 10 µs RTT, one-BDP window, ACK every 4 packets, RTO 100 µs..QP timeout, no probe floor, CNP 50 µs. */
     public static TransportConfig defaults() {
         return new TransportConfig(
                 100_000_000_000L,
@@ -34,6 +38,7 @@ public record TransportConfig(
                 0,
                 4,
                 100_000,
+                0,
                 1_000_000,
                 1_000_000_000,
                 50_000,
@@ -54,6 +59,7 @@ public record TransportConfig(
                 v,
                 ackCoalescePackets,
                 minRtoNs,
+                minProbeNs,
                 initialRtoNs,
                 infiniteTimeoutCeilingNs,
                 cnpIntervalNs,
@@ -69,7 +75,24 @@ public record TransportConfig(
                 windowBytes,
                 ackCoalescePackets,
                 minNs,
+                minProbeNs,
                 initialNs,
+                infiniteTimeoutCeilingNs,
+                cnpIntervalNs,
+                sackWindowPackets,
+                rateWindowFactory);
+    }
+
+    /** Copy with another floor of the tail-loss probe's wait. */
+    public TransportConfig withMinProbeNs(final long v) {
+        return new TransportConfig(
+                lineRateBps,
+                baseRttNs,
+                windowBytes,
+                ackCoalescePackets,
+                minRtoNs,
+                v,
+                initialRtoNs,
                 infiniteTimeoutCeilingNs,
                 cnpIntervalNs,
                 sackWindowPackets,
@@ -84,6 +107,7 @@ public record TransportConfig(
                 windowBytes,
                 v,
                 minRtoNs,
+                minProbeNs,
                 initialRtoNs,
                 infiniteTimeoutCeilingNs,
                 cnpIntervalNs,
@@ -99,6 +123,7 @@ public record TransportConfig(
                 windowBytes,
                 ackCoalescePackets,
                 minRtoNs,
+                minProbeNs,
                 initialRtoNs,
                 infiniteTimeoutCeilingNs,
                 v,
@@ -114,6 +139,7 @@ public record TransportConfig(
                 windowBytes,
                 ackCoalescePackets,
                 minRtoNs,
+                minProbeNs,
                 initialRtoNs,
                 infiniteTimeoutCeilingNs,
                 cnpIntervalNs,

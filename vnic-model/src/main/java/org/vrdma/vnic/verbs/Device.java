@@ -7,6 +7,7 @@ import org.vrdma.runtime.FrameSink;
 import org.vrdma.runtime.LinkStateListener;
 import org.vrdma.runtime.TimerService;
 import org.vrdma.vnic.memory.MemoryRegionBacking;
+import org.vrdma.vnic.transport.LateAnswers;
 import org.vrdma.vnic.transport.PacketCodec;
 import org.vrdma.vnic.transport.RtoEstimator;
 import org.vrdma.vnic.transport.TransportConfig;
@@ -81,6 +82,8 @@ public final class Device implements FrameSink, LinkStateListener {
      * does not time out spuriously before its own first sample.
      */
     private final RtoEstimator pathRtt;
+    /** How late answers come with nothing lost, learnt by any of this device's QPs. */
+    private final LateAnswers lateAnswers = new LateAnswers();
 
     private final ByteBuf scratch;
     private final int headroomBytes;
@@ -219,6 +222,11 @@ public final class Device implements FrameSink, LinkStateListener {
             return;
         }
         qp.onPacket(p, frame.readableBytes(), timers.nowNs());
+    }
+
+    /** Late answers seen by this device's QPs (see {@link LateAnswers}); engine use only. */
+    LateAnswers lateAnswers() {
+        return lateAnswers;
     }
 
     /** Round trips sampled by this device's QPs (see {@link #pathRtt}); engine use only. */

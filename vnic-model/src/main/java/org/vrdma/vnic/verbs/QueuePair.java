@@ -348,6 +348,7 @@ public final class QueuePair implements TimerHandler {
     /** Destroys the QP ({@code ibv_destroy_qp}); outstanding work is discarded without completions. */
     public void destroy() {
         checkLive();
+        sendOwedAck();
         if (requester != null) {
             requester.stop();
         }
@@ -372,6 +373,17 @@ public final class QueuePair implements TimerHandler {
         }
         if (responder != null) {
             responder.onTimer(timerId);
+        }
+    }
+
+    /**
+     * Sends the responder's deferred ACK before the QP stops answering (destroy, ERR, RESET): the
+     * requester's application may have seen its last completion here and closed, and without the
+     * ACK the requester resends into a QP that is gone until its retries run out.
+     */
+    private void sendOwedAck() {
+        if (responder != null) {
+            responder.sendOwedAck();
         }
     }
 
@@ -492,6 +504,7 @@ public final class QueuePair implements TimerHandler {
         attr.qpState = to;
         switch (to) {
             case RESET -> {
+                sendOwedAck();
                 if (requester != null) {
                     requester.stop();
                 }
@@ -562,6 +575,7 @@ public final class QueuePair implements TimerHandler {
 
     private void enterError() {
         attr.qpState = QpState.ERR;
+        sendOwedAck();
         if (requester != null) {
             requester.stop();
         }

@@ -1206,6 +1206,7 @@ final class RcRequester {
         minRttNs = minRttNs == 0 ? rttNs : Math.min(minRttNs, rttNs);
         rto.onRttSample(rttNs);
         device.pathRtt().onRttSample(rttNs);
+        device.lateAnswers().onRttSample(rttNs);
     }
 
     /**
@@ -1216,6 +1217,7 @@ final class RcRequester {
     private void onDuplicateAck(final long nowNs) {
         if (resentSampleSentNs >= 0 && resentSampleRttNs >= 0) {
             onRttSample(resentSampleRttNs);
+            device.lateAnswers().onLateAnswer(resentSampleRttNs);
             resentSampleSentNs = -1;
             resentSampleRttNs = -1;
         }
@@ -1440,13 +1442,15 @@ final class RcRequester {
     }
 
     /**
-     * When the current period times out: the adaptive RTO plus the ACK gap the pacer makes (see
-     * {@link #ackGapNs()}), but no later than the end of the current ACK timeout period, so a retry
-     * counts against {@code retry_cnt} when hardware's timer would expire. Computed from the rate in
-     * force now, so a rate cut after the timer was armed pushes the deadline out.
+     * When the current period times out: the adaptive RTO, no shorter than an answer the device's
+     * QPs were seen to take with nothing lost ({@link Device#lateAnswers()}), plus the ACK gap the
+     * pacer makes (see {@link #ackGapNs()}), but no later than the end of the current ACK timeout
+     * period, so a retry counts against {@code retry_cnt} when hardware's timer would expire.
+     * Computed from the rate in force now, so a rate cut after the timer was armed pushes the
+     * deadline out.
      */
     private long rtoDeadlineNs() {
-        long deadline = rtoStartNs + rto.rtoNs() + ackGapNs();
+        long deadline = rtoStartNs + Math.max(rto.rtoNs(), device.lateAnswers().allowanceNs()) + ackGapNs();
         if (ackTimeoutNs != Long.MAX_VALUE) {
             deadline = Math.min(deadline, Math.max(rtoStartNs, ackTimerStartNs + ackTimeoutNs));
         }
@@ -1455,18 +1459,23 @@ final class RcRequester {
 
     /**
      * When a tail-loss probe goes if nothing progressed: two smoothed round trips, or the RTO
-     * before its floor (SRTT + 4 RTTVAR) when the round trip varies more, plus the pacer's ACK gap,
-     * after the period began or the last answer arrived (NAKs still coming show a live path and the
-     * holes they report). Two round trips alone probed every packet of a flow whose round trip
-     * swings with a queue (HPCC's one-packet windows in an incast). Before the first RTT sample
-     * there is no probe.
+     * before its floor (SRTT + 4 RTTVAR) when the round trip varies more, but no sooner than the
+     * configured probe floor (the peer's turn: over real sockets a peer's event loop that loses its
+     * core holds its ACK for milliseconds, and a probe per such pause resent one packet in 25-30 of
+     * a clean ping-pong) or an answer this path was seen to take (the device's late answers), plus
+     * the pacer's ACK gap, after the period began or the last answer arrived (NAKs still coming
+     * show a live path and the holes they report). Two round trips alone probed every packet of a
+     * flow whose round trip swings with a queue (HPCC's one-packet windows in an incast). Before
+     * the first RTT sample there is no probe.
      */
     private long probeDeadlineNs() {
         if (!rto.hasSample()) {
             return Long.MAX_VALUE;
         }
         final long srtt = rto.srttNs();
-        final long quietNs = Math.max(2 * srtt, srtt + 4 * rto.rttvarNs());
+        final long quietNs = Math.max(
+                Math.max(2 * srtt, srtt + 4 * rto.rttvarNs()),
+                Math.max(device.config().minProbeNs(), device.lateAnswers().allowanceNs()));
         return Math.max(rtoStartNs, lastAnswerNs) + quietNs + ackGapNs();
     }
 

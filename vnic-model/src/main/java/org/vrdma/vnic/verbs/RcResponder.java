@@ -347,6 +347,23 @@ final class RcResponder {
         }
     }
 
+    /**
+     * Sends now an ACK that is still deferred, because this QP is leaving the states that answer
+     * (destroyed, or moved to ERR or RESET): its timer would find the QP gone or re-initialised, and
+     * the requester, whose application already saw the message complete here, would resend into a
+     * QP that never answers until its retries ran out.
+     */
+    void sendOwedAck() {
+        if (ackTimerId == TimerService.NO_TIMER) {
+            return;
+        }
+        device.timers().cancel(ackTimerId);
+        ackTimerId = TimerService.NO_TIMER;
+        if (unacked > 0 || duplicateAckOwed) {
+            sendAck();
+        }
+    }
+
     /** Handles the deferred ACK's timer; false if {@code timerId} is not it. */
     boolean onTimer(final long timerId) {
         if (timerId != ackTimerId) {
@@ -665,6 +682,9 @@ final class RcResponder {
             case Aeth.NAK_INVALID_REQUEST -> counters.invalidRequestNaksSent++;
             default -> counters.remoteOpNaksSent++;
         }
+        // The NAK acknowledges everything before p: no ACK is owed any more.
+        unacked = 0;
+        duplicateAckOwed = false;
         sendAckPacket(Aeth.nak(code), p.psn, msn);
         qp.failFromResponder(
                 code == Aeth.NAK_REMOTE_ACCESS_ERROR ? AsyncEventType.QP_ACCESS_ERR : AsyncEventType.QP_REQ_ERR);

@@ -316,6 +316,12 @@ final class Fabric implements AutoCloseable {
         return out;
     }
 
+    /** Destroys one of this fabric's QPs now, as an application closing it does (close skips it). */
+    void destroyNow(final QueuePair qp) {
+        qps.remove(qp);
+        qp.destroy();
+    }
+
     /** Moves each QP to RESET and destroys it (what a test does with the QPs it made itself). */
     static void destroy(final QueuePair... qps) {
         final QpAttr reset = new QpAttr();

@@ -388,6 +388,7 @@ final class VirtualLab implements LabRun {
                         config.windowBytes(),
                         config.ackCoalescePackets(),
                         config.minRtoNs(),
+                        config.minProbeNs(),
                         config.initialRtoNs(),
                         config.infiniteTimeoutCeilingNs(),
                         config.cnpIntervalNs(),
