@@ -9,7 +9,13 @@
  *              arrives; prints "SLEEPPOLL cpu_us=<thread CPU> wall_us=<wall time> calls=<polls>"
  *   batchpoll  256 signaled WRITEs of 64 KiB, 16 in flight, each completion refilled at once (as
  *              ib_write_bw): prints "BATCHPOLL cpu_us=<CPU> wall_us=<wall> calls=<polls> max=<most
- *              completions one ibv_poll_cq returned>"
+ *              completions one ibv_poll_cq returned> wake=<largest wake batch the library asked of
+ *              the vNIC in the CQ ring>"
+ *   batchwake  the vNIC's side of batched wake-ups, one completion at a time: the program marks a
+ *              sleeper with a wake batch of 4 in the CQ ring by hand and WRITEs one by one, stopping
+ *              ("BATCHWAKE published=<n>", then a line on stdin) after the 3rd and the 4th, and after a
+ *              5th once the batch is 0 (wake on any completion), so that the test reads the vNIC's
+ *              futex wake-ups at each step; prints "BATCHWAKE OK"
  *   async      a WRITE with a bad rkey: the responder QP goes to error and its application gets
  *              IBV_EVENT_QP_ACCESS_ERR on the async fd (poll(2) first, O_NONBLOCK); then a QP moved
  *              to SQD with en_sqd_async_notify gets IBV_EVENT_SQ_DRAINED; prints "ASYNC OK"
@@ -43,6 +49,35 @@ static long now_us(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* The completion ring's counters (vrdma_proto.h): the vNIC's producer, the library's consumer,
+ * sleepers announced on the producer's futex, and the batch they asked to be woken for. */
+#define RING_PROD 0
+#define RING_CONS 64
+#define RING_WAITERS 76
+#define RING_WAKE_BATCH 80
+
+/* The completion ring of the program's only CQ (the one memfd so named in /proc/self/maps). */
+static unsigned char *only_cq_ring(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long start = 0, s, end;
+	int found = 0;
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "memfd:vrdma-cq") && sscanf(line, "%lx-%lx", &s, &end) == 2) {
+			start = s;
+			found++;
+		}
+	}
+	fclose(f);
+	if (found != 1)
+		fail("exactly one completion ring mapped");
+	return (unsigned char *)start;
 }
 
 static void to_init(struct ibv_qp *q)
@@ -187,17 +222,19 @@ static void events_scenario(void)
 /* A bandwidth loop: the CQ sees only the sends' completions, 16 of them outstanding. */
 static void batchpoll_scenario(void)
 {
+	/* One CQ (the only completion ring to find): b posts nothing, it sees only a's WRITEs. */
 	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	struct ibv_cq *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_wc wc[16];
 	struct ibv_qp *a, *b;
 	long posted = 0, done = 0, calls = 0, most = 0, cpu0, wall0;
+	uint32_t wake = 0, *wake_word;
 
-	if (!scq || !rcq)
+	if (!scq)
 		die("cq");
-	a = make_qp(scq, rcq);
-	b = make_qp(rcq, rcq);
+	a = make_qp(scq, scq);
+	b = make_qp(scq, scq);
 	connect_pair(a, b);
+	wake_word = (uint32_t *)(only_cq_ring() + RING_WAKE_BATCH);
 	cpu0 = now_us(CLOCK_THREAD_CPUTIME_ID);
 	wall0 = now_us(CLOCK_MONOTONIC);
 	while (done < 256) {
@@ -216,13 +253,93 @@ static void batchpoll_scenario(void)
 				fail("batchpoll completion");
 		if (n > most)
 			most = n;
+		/* What the library's last sleep asked the vNIC for (it writes the word before sleeping). */
+		if (__atomic_load_n(wake_word, __ATOMIC_RELAXED) > wake)
+			wake = __atomic_load_n(wake_word, __ATOMIC_RELAXED);
 		if (now_us(CLOCK_MONOTONIC) - wall0 > 60000000L)
 			fail("256 WRITEs within 60 s");
 	}
-	printf("BATCHPOLL cpu_us=%ld wall_us=%ld calls=%ld max=%ld\n", now_us(CLOCK_THREAD_CPUTIME_ID) - cpu0,
-	       now_us(CLOCK_MONOTONIC) - wall0, calls, most);
-	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(scq) || ibv_destroy_cq(rcq))
+	printf("BATCHPOLL cpu_us=%ld wall_us=%ld calls=%ld max=%ld wake=%u\n", now_us(CLOCK_THREAD_CPUTIME_ID) - cpu0,
+	       now_us(CLOCK_MONOTONIC) - wall0, calls, most, wake);
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(scq))
 		die("teardown");
+}
+
+/* Stops until the test, having read the vNIC's counters, writes a line on stdin. */
+static void step(const char *what, uint32_t published)
+{
+	char line[64];
+
+	printf("BATCHWAKE %s published=%u\n", what, published);
+	if (!fgets(line, sizeof(line), stdin))
+		fail("stdin closed");
+}
+
+/* Posts one signaled WRITE and waits (bounded) until the vNIC published its completion. */
+static uint32_t write_one(struct ibv_qp *q, unsigned char *ring, uint32_t prod0, uint32_t n)
+{
+	const uint32_t *prod = (const uint32_t *)(ring + RING_PROD);
+	long until = now_us(CLOCK_MONOTONIC) + 20000000L;
+
+	post_send(q, IBV_WR_RDMA_WRITE, buf, 4096, (uintptr_t)buf + 8192, mr->rkey, 0, n);
+	while (__atomic_load_n(prod, __ATOMIC_ACQUIRE) - prod0 < n) {
+		if (now_us(CLOCK_MONOTONIC) > until)
+			fail("a WRITE's completion within 20 s");
+		usleep(100);
+	}
+	if (__atomic_load_n(prod, __ATOMIC_ACQUIRE) - prod0 != n)
+		fail("one completion per WRITE");
+	return n;
+}
+
+/*
+ * The vNIC's rule for a sleeper that asked for a batch, without the library's timing: the program
+ * announces a sleeper in the CQ ring itself (waiters 1, wake batch 4) and never consumes, so each
+ * WRITE's completion is one publish the vNIC checks against prod - cons. The vNIC never reads
+ * whether anybody really waits on the futex; the test counts its FUTEX_WAKE calls between steps.
+ */
+static void batchwake_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_wc wc[8];
+	struct ibv_qp *a, *b;
+	unsigned char *ring;
+	uint32_t prod0, n = 0;
+	int got = 0;
+
+	if (!cq)
+		die("cq");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	connect_pair(a, b);
+	ring = only_cq_ring();
+	prod0 = __atomic_load_n((uint32_t *)(ring + RING_PROD), __ATOMIC_ACQUIRE);
+	if (__atomic_load_n((uint32_t *)(ring + RING_CONS), __ATOMIC_ACQUIRE) != prod0)
+		fail("a CQ with nothing to poll");
+	__atomic_store_n((uint32_t *)(ring + RING_WAKE_BATCH), 4u, __ATOMIC_RELAXED);
+	__atomic_add_fetch((uint32_t *)(ring + RING_WAITERS), 1u, __ATOMIC_SEQ_CST);
+	step("sleeper", n);
+	while (n < 3)
+		n = write_one(a, ring, prod0, n + 1);
+	step("below-batch", n);
+	n = write_one(a, ring, prod0, n + 1);
+	step("batch", n);
+	__atomic_store_n((uint32_t *)(ring + RING_WAKE_BATCH), 0u, __ATOMIC_RELAXED);
+	n = write_one(a, ring, prod0, n + 1);
+	step("any", n);
+	__atomic_sub_fetch((uint32_t *)(ring + RING_WAITERS), 1u, __ATOMIC_SEQ_CST);
+	while (got < 5) {
+		int k = ibv_poll_cq(cq, 8, wc);
+
+		if (k < 0)
+			die("poll");
+		for (int i = 0; i < k; i++, got++)
+			if (wc[i].status || wc[i].wr_id != (uint64_t)got + 1)
+				fail("batchwake completion");
+	}
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(cq))
+		die("teardown");
+	printf("BATCHWAKE OK\n");
 }
 
 struct poller {
@@ -671,6 +788,7 @@ static void shutdown_scenario(void)
 {
 	struct ibv_async_event ev;
 	struct ibv_port_attr pa;
+	char line[64];
 	int after;
 
 	printf("SHUTDOWN READY\n");
@@ -683,6 +801,10 @@ static void shutdown_scenario(void)
 	if (ibv_get_async_event(ctx, &ev) == 0)
 		fail("an event after DEVICE_FATAL");
 	after = errno;
+	/* The vNIC closes its connections one by one: query once the test saw the close return. */
+	printf("SHUTDOWN GONE\n");
+	if (!fgets(line, sizeof(line), stdin))
+		fail("stdin closed");
 	printf("SHUTDOWN OK after=%s query=%s\n", strerror(after),
 	       ibv_query_port(ctx, 1, &pa) ? "failed" : "answered");
 }
@@ -885,6 +1007,8 @@ int main(int argc, char **argv)
 		sleeppoll_scenario();
 	else if (!strcmp(mode, "batchpoll"))
 		batchpoll_scenario();
+	else if (!strcmp(mode, "batchwake"))
+		batchwake_scenario();
 	else if (!strcmp(mode, "async"))
 		async_scenario();
 	else if (!strcmp(mode, "srqlimit"))
