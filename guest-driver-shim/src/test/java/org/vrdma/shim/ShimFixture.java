@@ -34,6 +34,8 @@ final class ShimFixture implements AutoCloseable {
 
     static final long ENI_MAC = 0x02_00_0a_00_00_05L;
     static final Path NATIVE_DIR = Path.of("target", "native").toAbsolutePath();
+    /** Bound on a task of the device's loop that the fixture waits for (set-up, close). */
+    static final long LOOP_WAIT_S = 60;
 
     final Path dir;
     final DefaultEventLoop loop;
@@ -72,7 +74,8 @@ final class ShimFixture implements AutoCloseable {
                             to.loop.execute(() -> to.device.onFrame(frame, to.timers.nowNs()));
                         })
                         .build())
-                .get(5, TimeUnit.SECONDS);
+                // Generous: the first device of a test JVM on a loaded machine took over 5 s.
+                .get(LOOP_WAIT_S, TimeUnit.SECONDS);
         server = VnicControlServer.start(dir.resolve("vnic.sock"), device, loop);
     }
 
@@ -319,7 +322,7 @@ final class ShimFixture implements AutoCloseable {
                             deviceClosed = true;
                         }
                     })
-                    .get(5, TimeUnit.SECONDS);
+                    .get(LOOP_WAIT_S, TimeUnit.SECONDS);
         } finally {
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
             try (var files = Files.walk(dir)) {

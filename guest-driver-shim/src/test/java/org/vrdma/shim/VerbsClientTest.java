@@ -83,7 +83,7 @@ class VerbsClientTest {
                     fx.device.close();
                     fx.deviceClosed = true;
                 })
-                .get(5, TimeUnit.SECONDS);
+                .get(ShimFixture.LOOP_WAIT_S, TimeUnit.SECONDS);
     }
 
     @Test

@@ -6,10 +6,18 @@
  *              solicited-only arm that an unsolicited SEND leaves asleep (checked with poll(2) on
  *              the channel fd) and a solicited one wakes; prints "EVENTS OK ..."
  *   sleeppoll  a thread polls an empty receive CQ with ibv_poll_cq for ~400 ms before a SEND
- *              arrives; prints "SLEEPPOLL cpu_us=<thread CPU> wall_us=<wall time> calls=<polls>"
+ *              arrives; prints "SLEEPPOLL cpu_us=<thread CPU> wall_us=<wall time> calls=<polls>
+ *              asleep=<of 400 samples, 1 ms apart, how many found a sleeper announced in a CQ ring>"
  *   batchpoll  256 signaled WRITEs of 64 KiB, 16 in flight, each completion refilled at once (as
  *              ib_write_bw): prints "BATCHPOLL cpu_us=<CPU> wall_us=<wall> calls=<polls> max=<most
- *              completions one ibv_poll_cq returned>"
+ *              completions one ibv_poll_cq returned> wake=<largest wake batch the library asked of
+ *              the vNIC in the CQ ring>"
+ *   batchwake  the vNIC's side of batched wake-ups, one completion at a time: the program marks a
+ *              sleeper with a wake batch of 4 in the CQ ring by hand and WRITEs one by one, stopping
+ *              ("BATCHWAKE published=<n>", then a line on stdin) after the 3rd and the 4th, and after a
+ *              5th once the batch is 0 (wake on any completion), and after a 6th that a thread of the
+ *              program blocked in FUTEX_WAIT on the ring was woken by, so that the test reads the
+ *              vNIC's futex wake-ups at each step; prints "BATCHWAKE OK"
  *   async      a WRITE with a bad rkey: the responder QP goes to error and its application gets
  *              IBV_EVENT_QP_ACCESS_ERR on the async fd (poll(2) first, O_NONBLOCK); then a QP moved
  *              to SQD with en_sqd_async_notify gets IBV_EVENT_SQ_DRAINED; prints "ASYNC OK"
@@ -24,6 +32,8 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -43,6 +53,44 @@ static long now_us(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* The completion ring's counters (vrdma_proto.h): the vNIC's producer, the library's consumer,
+ * sleepers announced on the producer's futex, and the batch they asked to be woken for. */
+#define RING_PROD 0
+#define RING_CONS 64
+#define RING_WAITERS 76
+#define RING_WAKE_BATCH 80
+
+/* The completion rings mapped in this process (the memfds so named in /proc/self/maps). */
+static int cq_rings(unsigned char **rings, int most)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long s, end;
+	int found = 0;
+
+	if (!f)
+		die("/proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "memfd:vrdma-cq") && sscanf(line, "%lx-%lx", &s, &end) == 2) {
+			if (found == most)
+				fail("more completion rings than CQs");
+			rings[found++] = (unsigned char *)s;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The completion ring of the program's only CQ. */
+static unsigned char *only_cq_ring(void)
+{
+	unsigned char *ring;
+
+	if (cq_rings(&ring, 1) != 1)
+		fail("exactly one completion ring mapped");
+	return ring;
 }
 
 static void to_init(struct ibv_qp *q)
@@ -187,17 +235,19 @@ static void events_scenario(void)
 /* A bandwidth loop: the CQ sees only the sends' completions, 16 of them outstanding. */
 static void batchpoll_scenario(void)
 {
+	/* One CQ (the only completion ring to find): b posts nothing, it sees only a's WRITEs. */
 	struct ibv_cq *scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	struct ibv_cq *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct ibv_wc wc[16];
 	struct ibv_qp *a, *b;
 	long posted = 0, done = 0, calls = 0, most = 0, cpu0, wall0;
+	uint32_t wake = 0, *wake_word;
 
-	if (!scq || !rcq)
+	if (!scq)
 		die("cq");
-	a = make_qp(scq, rcq);
-	b = make_qp(rcq, rcq);
+	a = make_qp(scq, scq);
+	b = make_qp(scq, scq);
 	connect_pair(a, b);
+	wake_word = (uint32_t *)(only_cq_ring() + RING_WAKE_BATCH);
 	cpu0 = now_us(CLOCK_THREAD_CPUTIME_ID);
 	wall0 = now_us(CLOCK_MONOTONIC);
 	while (done < 256) {
@@ -216,13 +266,156 @@ static void batchpoll_scenario(void)
 				fail("batchpoll completion");
 		if (n > most)
 			most = n;
+		/* What the library's last sleep asked the vNIC for (it writes the word before sleeping). */
+		if (__atomic_load_n(wake_word, __ATOMIC_RELAXED) > wake)
+			wake = __atomic_load_n(wake_word, __ATOMIC_RELAXED);
 		if (now_us(CLOCK_MONOTONIC) - wall0 > 60000000L)
 			fail("256 WRITEs within 60 s");
 	}
-	printf("BATCHPOLL cpu_us=%ld wall_us=%ld calls=%ld max=%ld\n", now_us(CLOCK_THREAD_CPUTIME_ID) - cpu0,
-	       now_us(CLOCK_MONOTONIC) - wall0, calls, most);
-	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(scq) || ibv_destroy_cq(rcq))
+	printf("BATCHPOLL cpu_us=%ld wall_us=%ld calls=%ld max=%ld wake=%u\n", now_us(CLOCK_THREAD_CPUTIME_ID) - cpu0,
+	       now_us(CLOCK_MONOTONIC) - wall0, calls, most, wake);
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(scq))
 		die("teardown");
+}
+
+/* Stops until the test, having read the vNIC's counters, writes a line on stdin. */
+static void step(const char *what, uint32_t published)
+{
+	char line[64];
+
+	printf("BATCHWAKE %s published=%u\n", what, published);
+	if (!fgets(line, sizeof(line), stdin))
+		fail("stdin closed");
+}
+
+/* Posts one signaled WRITE and waits (bounded) until the vNIC published its completion. */
+static uint32_t write_one(struct ibv_qp *q, unsigned char *ring, uint32_t prod0, uint32_t n)
+{
+	const uint32_t *prod = (const uint32_t *)(ring + RING_PROD);
+	long until = now_us(CLOCK_MONOTONIC) + 20000000L;
+
+	post_send(q, IBV_WR_RDMA_WRITE, buf, 4096, (uintptr_t)buf + 8192, mr->rkey, 0, n);
+	while (__atomic_load_n(prod, __ATOMIC_ACQUIRE) - prod0 < n) {
+		if (now_us(CLOCK_MONOTONIC) > until)
+			fail("a WRITE's completion within 20 s");
+		usleep(100);
+	}
+	if (__atomic_load_n(prod, __ATOMIC_ACQUIRE) - prod0 != n)
+		fail("one completion per WRITE");
+	return n;
+}
+
+struct sleeper {
+	uint32_t *prod;
+	uint32_t seen;
+	pid_t tid;
+	int rc;
+};
+
+/* Sleeps on the ring's producer counter as the library does, bounded by 20 s instead of 1 ms. */
+static void *sleeper_thread(void *arg)
+{
+	struct sleeper *s = arg;
+	struct timespec ts = { .tv_sec = 20 };
+
+	__atomic_store_n(&s->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	s->rc = syscall(SYS_futex, s->prod, FUTEX_WAIT, s->seen, &ts, NULL, 0) ? errno : 0;
+	return NULL;
+}
+
+/* Whether thread tid is blocked in the futex system call (/proc/self/task/<tid>/syscall). */
+static int in_futex(pid_t tid)
+{
+	char path[64], line[64];
+	FILE *f;
+	int nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		die(path);
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "%d", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex;
+}
+
+/*
+ * A thread really asleep on the futex (seen blocked in it before the WRITE is posted, so the
+ * kernel compared the counter before the publish) is woken by the vNIC's FUTEX_WAKE on its own
+ * mapping of the ring, not by its timeout.
+ */
+static uint32_t real_sleeper(struct ibv_qp *q, unsigned char *ring, uint32_t prod0, uint32_t n)
+{
+	struct sleeper s = { .prod = (uint32_t *)(ring + RING_PROD) };
+	long until = now_us(CLOCK_MONOTONIC) + 20000000L;
+	pthread_t t;
+
+	s.seen = __atomic_load_n(s.prod, __ATOMIC_ACQUIRE);
+	if (pthread_create(&t, NULL, sleeper_thread, &s))
+		die("pthread_create");
+	while (!__atomic_load_n(&s.tid, __ATOMIC_ACQUIRE) || !in_futex(s.tid)) {
+		if (now_us(CLOCK_MONOTONIC) > until)
+			fail("the sleeper in FUTEX_WAIT within 20 s");
+		usleep(1000);
+	}
+	n = write_one(q, ring, prod0, n + 1);
+	pthread_join(t, NULL);
+	if (s.rc != 0)
+		fail(s.rc == ETIMEDOUT ? "the sleeper was not woken" : "FUTEX_WAIT");
+	return n;
+}
+
+/*
+ * The vNIC's rule for a sleeper that asked for a batch, without the library's timing: the program
+ * announces a sleeper in the CQ ring itself (waiters 1, wake batch 4) and never consumes, so each
+ * WRITE's completion is one publish the vNIC checks against prod - cons. The vNIC never reads
+ * whether anybody really waits on the futex; the test counts its FUTEX_WAKE calls between steps.
+ */
+static void batchwake_scenario(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_wc wc[8];
+	struct ibv_qp *a, *b;
+	unsigned char *ring;
+	uint32_t prod0, n = 0;
+	int got = 0;
+
+	if (!cq)
+		die("cq");
+	a = make_qp(cq, cq);
+	b = make_qp(cq, cq);
+	connect_pair(a, b);
+	ring = only_cq_ring();
+	prod0 = __atomic_load_n((uint32_t *)(ring + RING_PROD), __ATOMIC_ACQUIRE);
+	if (__atomic_load_n((uint32_t *)(ring + RING_CONS), __ATOMIC_ACQUIRE) != prod0)
+		fail("a CQ with nothing to poll");
+	__atomic_store_n((uint32_t *)(ring + RING_WAKE_BATCH), 4u, __ATOMIC_RELAXED);
+	__atomic_add_fetch((uint32_t *)(ring + RING_WAITERS), 1u, __ATOMIC_SEQ_CST);
+	step("sleeper", n);
+	while (n < 3)
+		n = write_one(a, ring, prod0, n + 1);
+	step("below-batch", n);
+	n = write_one(a, ring, prod0, n + 1);
+	step("batch", n);
+	__atomic_store_n((uint32_t *)(ring + RING_WAKE_BATCH), 0u, __ATOMIC_RELAXED);
+	n = write_one(a, ring, prod0, n + 1);
+	step("any", n);
+	n = real_sleeper(a, ring, prod0, n);
+	step("slept", n);
+	__atomic_sub_fetch((uint32_t *)(ring + RING_WAITERS), 1u, __ATOMIC_SEQ_CST);
+	while (got < 6) {
+		int k = ibv_poll_cq(cq, 8, wc);
+
+		if (k < 0)
+			die("poll");
+		for (int i = 0; i < k; i++, got++)
+			if (wc[i].status || wc[i].wr_id != (uint64_t)got + 1)
+				fail("batchwake completion");
+	}
+	if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_cq(cq))
+		die("teardown");
+	printf("BATCHWAKE OK\n");
 }
 
 struct poller {
@@ -262,6 +455,8 @@ static void sleeppoll_scenario(void)
 	struct ibv_cq *rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	struct poller p = { 0 };
 	struct ibv_qp *a, *b;
+	unsigned char *rings[4];
+	int nrings, asleep = 0;
 	pthread_t t;
 
 	if (!scq || !rcq)
@@ -275,11 +470,18 @@ static void sleeppoll_scenario(void)
 		die("pthread_create");
 	while (!__atomic_load_n(&p.ready, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	usleep(400000);
+	/* ~400 ms of an empty CQ, sampling the rings' sleeper counts: the poller announces its sleeps. */
+	nrings = cq_rings(rings, 4);
+	for (int i = 0; i < 400; i++) {
+		for (int r = 0; r < nrings; r++)
+			if (__atomic_load_n((uint32_t *)(rings[r] + RING_WAITERS), __ATOMIC_ACQUIRE))
+				asleep++;
+		usleep(1000);
+	}
 	post_send(a, IBV_WR_SEND, buf, 64, 0, 0, 0, 1);
 	pthread_join(t, NULL);
 	wait_wc(scq, "send");
-	printf("SLEEPPOLL cpu_us=%ld wall_us=%ld calls=%ld\n", p.cpu_us, p.wall_us, p.calls);
+	printf("SLEEPPOLL cpu_us=%ld wall_us=%ld calls=%ld asleep=%d\n", p.cpu_us, p.wall_us, p.calls, asleep);
 }
 
 /* ---------------------------------------------------------------- async events */
@@ -671,6 +873,7 @@ static void shutdown_scenario(void)
 {
 	struct ibv_async_event ev;
 	struct ibv_port_attr pa;
+	char line[64];
 	int after;
 
 	printf("SHUTDOWN READY\n");
@@ -683,6 +886,10 @@ static void shutdown_scenario(void)
 	if (ibv_get_async_event(ctx, &ev) == 0)
 		fail("an event after DEVICE_FATAL");
 	after = errno;
+	/* The vNIC closes its connections one by one: query once the test saw the close return. */
+	printf("SHUTDOWN GONE\n");
+	if (!fgets(line, sizeof(line), stdin))
+		fail("stdin closed");
 	printf("SHUTDOWN OK after=%s query=%s\n", strerror(after),
 	       ibv_query_port(ctx, 1, &pa) ? "failed" : "answered");
 }
@@ -885,6 +1092,8 @@ int main(int argc, char **argv)
 		sleeppoll_scenario();
 	else if (!strcmp(mode, "batchpoll"))
 		batchpoll_scenario();
+	else if (!strcmp(mode, "batchwake"))
+		batchwake_scenario();
 	else if (!strcmp(mode, "async"))
 		async_scenario();
 	else if (!strcmp(mode, "srqlimit"))

@@ -3,6 +3,9 @@ package org.vrdma.harness.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,13 +89,29 @@ final class NativeVerbsHosts implements AutoCloseable {
                         peer));
     }
 
+    /**
+     * Waits until both hosts accept connections on their sockets. The socket file appears at bind,
+     * before the listen: a perftest started in between found no device (seen at load average 25).
+     */
     private void awaitSockets() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!(Files.exists(socketA) && Files.exists(socketB))) {
+        while (!(accepts(socketA) && accepts(socketB))) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("the verbs hosts did not come up in 60 s:\n" + hostOutput());
             }
             Thread.sleep(100);
+        }
+    }
+
+    /** Whether a connection to {@code socket} is accepted (closed at once; the host drops it). */
+    private static boolean accepts(Path socket) {
+        if (!Files.exists(socket)) {
+            return false;
+        }
+        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            return probe.connect(UnixDomainSocketAddress.of(socket));
+        } catch (IOException e) {
+            return false; // bound, not listening yet
         }
     }
 
