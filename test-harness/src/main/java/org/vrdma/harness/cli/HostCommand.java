@@ -420,7 +420,54 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         if (!(loss >= 0 && loss < 1)) {
             throw usage("--loss must be in [0, 1)");
         }
+        if (oobViaEni) {
+            throw usage("--oob-via-eni is for --server and --client: a verbs host runs no out-of-band exchange");
+        }
+        validateEniOptions();
         return null;
+    }
+
+    /**
+     * The options that shape the host's ENIs in both modes (MAC, VNI, extra TAP-only ENIs,
+     * QoS, delivery loss, stats): checked before the host starts, so a bad value is a usage error
+     * (exit 2), never a half-started host.
+     */
+    private void validateEniOptions() {
+        if (eniMac != null) {
+            parseMac(eniMac);
+        }
+        if (vni <= 0 || vni >= 1 << 24) {
+            throw usage("--vni must be 1..16777215");
+        }
+        if (!(eniLoss >= 0 && eniLoss < 1)) {
+            throw usage("--eni-loss must be in [0, 1)");
+        }
+        if (eniRate != null) {
+            try {
+                if (Units.parseRateBps(eniRate) <= 0) {
+                    throw new IllegalArgumentException("not positive");
+                }
+                String[] w = qosWeights.split(":");
+                if (w.length != 2 || Integer.parseInt(w[0]) <= 0 || Integer.parseInt(w[1]) <= 0) {
+                    throw new IllegalArgumentException("weights");
+                }
+            } catch (RuntimeException e) {
+                throw usage("--eni-rate must be a rate such as 300M and --qos-weights two positive integers R:T");
+            }
+        }
+        for (String spec : tapEnis) {
+            java.util.Map<String, String> kv = keyValues(spec);
+            try {
+                Integer.parseInt(kv.get("vni"));
+                UnderlayAddress.parseIpv4(kv.get("ip"));
+                UnderlayAddress.parseIpv4(kv.get("peer"));
+            } catch (RuntimeException e) {
+                throw usage("--tap-eni: bad vni, ip or peer: " + spec);
+            }
+        }
+        if (statsIntervalMs < 0) {
+            throw usage("--stats-interval must be >= 0");
+        }
     }
 
     /** Serves the native verbs library's control socket on this host's vNIC until the process ends. */
@@ -504,49 +551,15 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             throw usage("say --server or --client (or use a subcommand: create, list, get, delete)");
         }
         requireAddresses();
-        if (eniMac != null) {
-            parseMac(eniMac);
-        }
-        if (!(eniLoss >= 0 && eniLoss < 1)) {
-            throw usage("--eni-loss must be in [0, 1)");
-        }
-        if (eniRate != null) {
-            try {
-                if (Units.parseRateBps(eniRate) <= 0) {
-                    throw new IllegalArgumentException("not positive");
-                }
-                String[] w = qosWeights.split(":");
-                if (w.length != 2 || Integer.parseInt(w[0]) <= 0 || Integer.parseInt(w[1]) <= 0) {
-                    throw new IllegalArgumentException("weights");
-                }
-            } catch (RuntimeException e) {
-                throw usage("--eni-rate must be a rate such as 300M and --qos-weights two positive integers R:T");
-            }
-        }
-        for (String spec : tapEnis) {
-            java.util.Map<String, String> kv = keyValues(spec);
-            try {
-                Integer.parseInt(kv.get("vni"));
-                UnderlayAddress.parseIpv4(kv.get("ip"));
-                UnderlayAddress.parseIpv4(kv.get("peer"));
-            } catch (RuntimeException e) {
-                throw usage("--tap-eni: bad vni, ip or peer: " + spec);
-            }
-        }
+        validateEniOptions();
         if (oobViaEni && (tap == null || tapNetns != null)) {
             throw usage("--oob-via-eni needs --tap (in this namespace, without --tap-netns)");
-        }
-        if (statsIntervalMs < 0) {
-            throw usage("--stats-interval must be >= 0");
         }
         if (!(loss >= 0 && loss < 1)) {
             throw usage("--loss must be in [0, 1)");
         }
         if (oobPort <= 0 || oobPort > 0xFFFF) {
             throw usage("--oob-port must be 1..65535");
-        }
-        if (vni <= 0 || vni >= 1 << 24) {
-            throw usage("--vni must be 1..16777215");
         }
         if (connectTimeoutS < 0 || testTimeoutS <= 0) {
             throw usage("--connect-timeout must be >= 0 and --test-timeout > 0");

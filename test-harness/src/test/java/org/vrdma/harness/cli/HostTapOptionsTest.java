@@ -4,20 +4,32 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** The TAP, QoS and delivery-loss options of {@code ./vrdma host}: bad values are usage errors (exit 2). */
 class HostTapOptionsTest {
+    @TempDir
+    Path dir;
+
+    private Path socket;
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
 
     private int run(String... extra) {
+        return runHost("--client", extra);
+    }
+
+    private int runHost(String mode, String... extra) {
         List<String> args = new ArrayList<>(List.of(
                 "host",
-                "--client",
+                mode,
                 "--underlay",
                 "127.0.0.1:0",
                 "--eni-ip",
@@ -26,6 +38,9 @@ class HostTapOptionsTest {
                 "10.0.0.2",
                 "--peer-underlay",
                 "127.0.0.1:1"));
+        if (mode.equals("--verbs-socket")) {
+            args.add(2, socket.toString());
+        }
         args.addAll(List.of(extra));
         CommandLine cli = new CommandLine(new VrdmaCli());
         cli.setOut(new PrintWriter(out, true));
@@ -50,5 +65,32 @@ class HostTapOptionsTest {
         assertThat(run("--tap", "vpc1", "--tap-netns", "guest", "--oob-via-eni"))
                 .isEqualTo(2);
         assertThat(run("--stats-interval", "-1")).isEqualTo(2);
+    }
+
+    /**
+     * A verbs host takes the same ENI options; a bad one must stop it before it starts (a good
+     * set would serve until killed), with the usage message rather than a parser's.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aVerbsHostRefusesBadEniOptionsBeforeItStarts() {
+        socket = dir.resolve("verbs.sock");
+        assertThat(runHost("--verbs-socket", "--eni-rate", "fast")).isEqualTo(2);
+        assertThat(err.toString()).contains("--eni-rate must be a rate").doesNotContain("For input string");
+        assertThat(runHost("--verbs-socket", "--eni-rate", "100M", "--qos-weights", "x"))
+                .isEqualTo(2);
+        assertThat(runHost("--verbs-socket", "--eni-loss", "5")).isEqualTo(2);
+        assertThat(err.toString()).contains("--eni-loss must be in [0, 1)");
+        assertThat(runHost("--verbs-socket", "--tap-eni", "vni=x,ip=10.0.0.5,peer=10.0.0.6,tap=t"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--tap-eni: bad vni, ip or peer");
+        assertThat(runHost("--verbs-socket", "--tap-eni", "foo")).isEqualTo(2);
+        assertThat(runHost("--verbs-socket", "--stats-interval", "-5")).isEqualTo(2);
+        assertThat(runHost("--verbs-socket", "--vni", "0")).isEqualTo(2);
+        assertThat(runHost("--verbs-socket", "--eni-mac", "02:00")).isEqualTo(2);
+        assertThat(runHost("--verbs-socket", "--oob-via-eni")).isEqualTo(2);
+        assertThat(err.toString()).contains("--oob-via-eni is for --server and --client");
+        assertThat(out.toString()).as("no host started").doesNotContain("serving verbs");
+        assertThat(socket).doesNotExist();
     }
 }
