@@ -428,7 +428,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     }
 
     /**
-     * The options that shape the host's ENIs in both modes (MAC, VNI, extra TAP-only ENIs,
+     * The options that shape the host's ENIs in both modes (MAC, VNI, TAPs, extra TAP-only ENIs,
      * QoS, delivery loss, stats): checked before the host starts, so a bad value is a usage error
      * (exit 2), never a half-started host.
      */
@@ -455,18 +455,37 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                 throw usage("--eni-rate must be a rate such as 300M and --qos-weights two positive integers R:T");
             }
         }
+        if (tap != null) {
+            String name = tap.isEmpty() ? "vrdma" + (UnderlayAddress.parseIpv4(eniIp) & 0xFF) : tap;
+            tapConfig("--tap", name, UnderlayAddress.parseIpv4(eniIp), tapNetns);
+        }
         for (String spec : tapEnis) {
             java.util.Map<String, String> kv = keyValues(spec);
+            int v;
+            int ip;
             try {
-                Integer.parseInt(kv.get("vni"));
-                UnderlayAddress.parseIpv4(kv.get("ip"));
+                v = Integer.parseInt(kv.get("vni"));
+                ip = UnderlayAddress.parseIpv4(kv.get("ip"));
                 UnderlayAddress.parseIpv4(kv.get("peer"));
             } catch (RuntimeException e) {
                 throw usage("--tap-eni: bad vni, ip or peer: " + spec);
             }
+            if (v <= 0 || v >= 1 << 24) {
+                throw usage("--tap-eni: vni must be 1..16777215: " + spec);
+            }
+            tapConfig("--tap-eni", kv.get("tap"), ip, kv.get("netns"));
         }
         if (statsIntervalMs < 0) {
             throw usage("--stats-interval must be >= 0");
+        }
+    }
+
+    /** The TAP's name, --tap-prefix, --tap-mtu and namespace as TapConfig accepts them. */
+    private void tapConfig(String option, String name, int ipv4, String netns) {
+        try {
+            new TapConfig(name, 0x020000000000L, ipv4, tapPrefix, tapMtu, netns);
+        } catch (IllegalArgumentException e) {
+            throw usage(option + ": " + e.getMessage() + " (--tap-prefix, --tap-mtu and the TAP's name apply)");
         }
     }
 
@@ -747,6 +766,11 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             } catch (NumberFormatException e) {
                 throw usage("--eni-mac must look like 02:00:0a:00:00:01: " + text);
             }
+        }
+        // An ENI's MAC is a station's: a group address (multicast, broadcast) or zero is no
+        // frame's source, and the kernel refuses it on a TAP.
+        if (mac == 0 || (mac & (1L << 40)) != 0) {
+            throw usage("--eni-mac must be a unicast address, not all zeros, multicast or broadcast: " + text);
         }
         return mac;
     }

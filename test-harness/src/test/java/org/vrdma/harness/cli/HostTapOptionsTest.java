@@ -68,6 +68,43 @@ class HostTapOptionsTest {
     }
 
     /**
+     * What TapConfig and the ENI would refuse once the host runs (name, prefix, MTU, namespace, the
+     * extra ENI's VNI, a group MAC) is refused with the arguments, before any socket or device.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void tapDevicesAndTheEniMacAreCheckedWithTheArguments() {
+        String[] quick = {"--connect-timeout", "1", "--oob-port", "9"};
+        assertThat(run(with(quick, "--tap", "t", "--tap-mtu", "0"))).isEqualTo(2);
+        assertThat(err.toString()).contains("--tap: MTU must be 576..65000: 0");
+        assertThat(run(with(quick, "--tap", "t", "--tap-mtu", "100000"))).isEqualTo(2);
+        assertThat(run(with(quick, "--tap", "t", "--tap-prefix", "40"))).isEqualTo(2);
+        assertThat(err.toString()).contains("--tap: prefix length must be 1..32: 40");
+        assertThat(run(with(quick, "--tap", "averyveryverylongtapname"))).isEqualTo(2);
+        assertThat(err.toString()).contains("TAP name must be 1..15");
+        assertThat(run(with(quick, "--tap", "t", "--tap-netns", "a b"))).isEqualTo(2);
+        assertThat(run(with(quick, "--tap-eni", "vni=99999999,ip=10.1.1.1,peer=10.1.1.2,tap=t2")))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--tap-eni: vni must be 1..16777215");
+        assertThat(run(with(quick, "--tap-eni", "vni=0,ip=10.1.1.1,peer=10.1.1.2,tap=t2")))
+                .isEqualTo(2);
+        assertThat(run(with(quick, "--tap-eni", "vni=200,ip=10.1.1.1,peer=10.1.1.2,tap=a/b")))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--tap-eni: TAP name must be 1..15");
+        assertThat(run(with(quick, "--eni-mac", "ff:ff:ff:ff:ff:ff"))).isEqualTo(2);
+        assertThat(err.toString()).contains("--eni-mac must be a unicast address");
+        assertThat(run(with(quick, "--eni-mac", "01:00:5e:00:00:01"))).isEqualTo(2);
+        assertThat(run(with(quick, "--eni-mac", "00:00:00:00:00:00"))).isEqualTo(2);
+        assertThat(out.toString()).as("no host started").doesNotContain("vrdma host: client");
+    }
+
+    private static String[] with(String[] head, String... tail) {
+        List<String> all = new ArrayList<>(List.of(head));
+        all.addAll(List.of(tail));
+        return all.toArray(String[]::new);
+    }
+
+    /**
      * A verbs host takes the same ENI options; a bad one must stop it before it starts (a good
      * set would serve until killed), with the usage message rather than a parser's.
      */
