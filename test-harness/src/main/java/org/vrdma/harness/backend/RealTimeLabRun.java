@@ -64,6 +64,7 @@ public final class RealTimeLabRun implements LabRun {
     /** Brings {@code lab} up on {@code backend}. */
     static RealTimeLabRun start(HostBackend backend, Lab definition) {
         Lab lab = definition.withDefaults();
+        LabPlans.checkRealTime(lab);
         LabNetwork network = TopologyGenerator.resolve(lab);
         LabPlan plan = LabPlans.of(lab.name(), network);
         RealTimeFlowRun.check(lab, network);
