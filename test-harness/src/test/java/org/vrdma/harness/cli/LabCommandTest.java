@@ -68,6 +68,34 @@ class LabCommandTest {
         assertThat(dir.resolve("o").resolve("results.json")).doesNotExist();
     }
 
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aRealTimeRunSaysTheLinksFaultsWereNotApplied(@TempDir Path dir) throws Exception {
+        Path lab = dir.resolve("lossy.json");
+        Files.writeString(lab, """
+                {"name": "lossy", "topology": {"type": "pair", "hostLink": {"rateGbps": 10,
+                   "faults": {"loss": 0.01, "duplicate": 0.01}, "controlFaults": {"loss": 0.01}}},
+                 "workloads": [{"type": "perftest", "test": "writeBw", "client": "h0", "server": "h1",
+                                "sizeBytes": 4096, "iterations": 20, "verify": true}]}
+                """);
+        Path out = dir.resolve("o");
+        assertThat(VrdmaCli.run(
+                        "lab",
+                        "run",
+                        lab.toString(),
+                        "--backend",
+                        "embedded",
+                        "--out",
+                        out.toString(),
+                        "--no-progress",
+                        "--no-plots"))
+                .isZero();
+        LabResults r = LabLoader.json().readValue(Files.readString(out.resolve("results.json")), LabResults.class);
+        assertThat(r.notes())
+                .anySatisfy(n -> assertThat(n)
+                        .contains("link faults are modelled by the virtual backend only and were not applied"));
+    }
+
     /** Runs {@code args} and returns what the command printed, its exit code asserted zero. */
     private static String output(String... args) {
         StringWriter out = new StringWriter();
