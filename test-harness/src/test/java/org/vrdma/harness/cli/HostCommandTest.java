@@ -135,6 +135,74 @@ class HostCommandTest {
                 .allSatisfy(l -> assertThat(l).startsWith("0x000064\t").contains("10.9.0.1"));
     }
 
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void sendLatWithVerifySaysItChecksNoPayload() throws Exception {
+        int udpA = HostProcesses.freeUdpPort(IP);
+        int udpB = HostProcesses.freeUdpPort(IP);
+        int oob = HostProcesses.freeTcpPort(IP);
+        StringWriter serverOut = new StringWriter();
+        int[] serverExit = {-1};
+        Thread server = Thread.ofPlatform().start(() -> {
+            CommandLine cli = new CommandLine(new VrdmaCli());
+            cli.setOut(new PrintWriter(serverOut, true));
+            cli.setErr(new PrintWriter(serverOut, true));
+            serverExit[0] = cli.execute(
+                    "host",
+                    "--server",
+                    "--underlay",
+                    IP + ":" + udpA,
+                    "--eni-ip",
+                    "10.9.0.1",
+                    "--peer-eni-ip",
+                    "10.9.0.2",
+                    "--peer-underlay",
+                    IP + ":" + udpB,
+                    "--oob-port",
+                    String.valueOf(oob),
+                    "--connect-timeout",
+                    "60",
+                    "--test-timeout",
+                    "60",
+                    "--busy-poll-us",
+                    "0");
+        });
+        int clientExit = runHere(
+                "host",
+                "--client",
+                "--underlay",
+                IP + ":" + udpB,
+                "--eni-ip",
+                "10.9.0.2",
+                "--peer-eni-ip",
+                "10.9.0.1",
+                "--peer-underlay",
+                IP + ":" + udpA,
+                "--oob-port",
+                String.valueOf(oob),
+                "--test",
+                "send_lat",
+                "--size",
+                "64",
+                "--iterations",
+                "50",
+                "--verify",
+                "--connect-timeout",
+                "60",
+                "--test-timeout",
+                "60",
+                "--busy-poll-us",
+                "0");
+        server.join(TimeUnit.SECONDS.toMillis(60));
+        assertThat(clientExit).as(out + "\n" + err).isZero();
+        assertThat(serverExit[0]).as(serverOut.toString()).isZero();
+        assertThat(out.toString())
+                .contains("Send Latency Test")
+                .contains("Verify : OFF (send_lat checks no payload)")
+                .contains("verify: not done: send_lat checks no payload")
+                .doesNotContain("Verify : ON");
+    }
+
     /** Runs tshark; a missing or failing tshark fails the test (./test.sh installs it). */
     private static String tshark(Path dir, String... args) throws Exception {
         List<String> command = new java.util.ArrayList<>();
