@@ -297,6 +297,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             return START_FAILED;
         }
         java.util.concurrent.ScheduledExecutorService stats = null;
+        Thread captureHook = null;
         try {
             if (loss > 0) {
                 FaultConfig faults = FaultConfig.randomLoss(loss);
@@ -315,6 +316,18 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                     err.println("vrdma host: cannot write the capture " + capture + ": " + rootMessage(e));
                     return START_FAILED;
                 }
+                // A server with --forever, or any run, ends with Ctrl-C or kill: the pcap then gets
+                // what was still buffered, so it holds every packet up to the end, whole.
+                captureHook = new Thread(
+                        () -> {
+                            try {
+                                host.stopCapture();
+                            } catch (IOException | RuntimeException e) {
+                                // the process is ending: nothing more to save
+                            }
+                        },
+                        "vrdma-capture-close");
+                Runtime.getRuntime().addShutdownHook(captureHook);
             }
             if (statsIntervalMs > 0) {
                 stats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
@@ -344,6 +357,13 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         } finally {
             if (stats != null) {
                 stats.shutdownNow();
+            }
+            if (captureHook != null) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(captureHook);
+                } catch (IllegalStateException e) {
+                    // shutting down: the hook closes the capture
+                }
             }
             if (capture != null) {
                 try {
