@@ -110,12 +110,43 @@ public final class Controller implements AutoCloseable {
                 }
             });
         });
-        app.start(host, port);
+        try {
+            app.start(host, port);
+        } catch (RuntimeException e) {
+            // The address is taken or cannot be bound: give the store back, say why, no trace.
+            publisher.close();
+            store.close();
+            throw new IOException("cannot listen on " + host + ":" + port + ": " + rootMessage(e), e);
+        }
     }
 
-    /** Starts a controller on {@code host:port} (port 0: any free port) keeping its state in {@code dataDir}. */
+    /**
+     * Starts a controller on {@code host:port} (port 0: any free port) keeping its state in {@code
+     * dataDir}; an address that cannot be listened on (in use, out of range) is an {@link
+     * IOException} saying so, found before the web server starts where it can be.
+     */
     public static Controller start(Path dataDir, String host, int port) throws IOException {
+        if (port < 0 || port > 0xFFFF) {
+            throw new IOException("cannot listen on " + host + ":" + port + ": port out of range 0..65535");
+        }
+        if (port != 0) {
+            // Checked first so that a port in use is one line, not the web server's logged stack trace.
+            try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+                probe.setReuseAddress(true);
+                probe.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName(host), port));
+            } catch (IOException e) {
+                throw new IOException("cannot listen on " + host + ":" + port + ": " + e.getMessage(), e);
+            }
+        }
         return new Controller(dataDir, host, port);
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? t.toString() : t.getMessage();
     }
 
     private String openApiJson() {

@@ -40,7 +40,16 @@ public final class ControllerCommand implements java.util.concurrent.Callable<In
     @Override
     public Integer call() throws Exception {
         Path dir = dataDir != null ? dataDir : ApiOptions.defaultDataDir();
-        Controller controller = Controller.start(dir, listen, port);
+        if (port < 0 || port > 0xFFFF) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--port must be 0..65535");
+        }
+        Controller controller;
+        try {
+            controller = Controller.start(dir, listen, port);
+        } catch (java.io.IOException e) {
+            spec.commandLine().getErr().println("vrdma controller: " + e.getMessage());
+            return 1;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             controller.close();

@@ -92,6 +92,9 @@ public final class UpCommand implements java.util.concurrent.Callable<Integer> {
         if (busyPollUs < 0 || busyPollUs > 1_000_000) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--busy-poll-us must be 0..1000000");
         }
+        if (port < 0 || port > 0xFFFF) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--port must be 0..65535");
+        }
         if (underlayPort < 0 || underlayPort + hosts - 1 > 65535) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--underlay-port out of range");
         }
@@ -130,7 +133,13 @@ public final class UpCommand implements java.util.concurrent.Callable<Integer> {
                     switches.add(h);
                 }
             }
-            Controller controller = Controller.start(dir, "127.0.0.1", port);
+            Controller controller;
+            try {
+                controller = Controller.start(dir, "127.0.0.1", port);
+            } catch (java.io.IOException e) {
+                spec.commandLine().getErr().println("vrdma up: " + e.getMessage());
+                return 1;
+            }
             resources.add(controller);
             Files.writeString(dir.resolve(ControllerCommand.ENDPOINT_FILE), controller.endpoint() + "\n");
             List<HostAgent> agents = new ArrayList<>();
