@@ -271,7 +271,14 @@ class RealTimeOverlayTest {
             assertThat(receiver.error.get()).isNull();
             long delivered = receiver.delivered.get();
             if (uplink == null) {
-                assertThat(delivered).as("delivered of %d", frames).isGreaterThanOrEqualTo(frames * 99L / 100);
+                // Plain UDP under the overlay: a receiving loop that loses its core for long enough
+                // lets the socket's buffer overflow (seen with NIO at load average 25), and the kernel
+                // counts those drops on the socket. Every frame must be delivered or counted there.
+                long socketDrops = UdpSocketDrops.of(UnderlayAddress.port(b.underlayAddress()));
+                assertThat(delivered + socketDrops)
+                        .as("delivered %d + dropped by the receiving socket %d, of %d", delivered, socketDrops, frames)
+                        .isGreaterThanOrEqualTo(frames * 99L / 100);
+                assertThat(delivered).as("delivered of %d", frames).isGreaterThanOrEqualTo(frames / 2);
             }
             long drops = b.call(vs -> vs.counters().dropsTotal());
             assertThat(drops).as("drops at the receiving switch").isZero();
