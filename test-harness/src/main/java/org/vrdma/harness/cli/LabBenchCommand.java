@@ -1,5 +1,6 @@
 package org.vrdma.harness.cli;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import com.sun.management.ThreadMXBean;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -80,11 +81,12 @@ final class LabBenchCommand implements Callable<Integer> {
                 load * 100, cc, seed, payload);
         out.printf(
                 Locale.ROOT,
-                "machine: %d cores; %s %s; GC %s; one thread; load average %s%n",
+                "machine: %d cores; %s %s; GC %s, heap on %s; one thread; load average %s%n",
                 Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.vm.name"),
                 System.getProperty("java.vm.version"),
                 ManagementFactory.getGarbageCollectorMXBeans().getFirst().getName(),
+                heapPages(),
                 loadAverage());
         out.flush();
         double baseline = baselinePerSecond(threads, out);
@@ -205,6 +207,18 @@ final class LabBenchCommand implements Callable<Integer> {
             // Not Linux: no figure.
         }
         return "unknown";
+    }
+
+    /** Whether the heap asked for transparent huge pages (the launcher does for labs): the rate depends on it. */
+    private static String heapPages() {
+        try {
+            boolean huge = Boolean.parseBoolean(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                    .getVMOption("UseTransparentHugePages")
+                    .getValue());
+            return huge ? "transparent huge pages" : "small pages";
+        } catch (RuntimeException e) {
+            return "pages of unknown size";
+        }
     }
 
     private static String loadAverage() {

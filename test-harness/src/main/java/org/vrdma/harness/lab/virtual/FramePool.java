@@ -20,6 +20,15 @@ import java.nio.ByteBuffer;
  * which a fabric holding tens of thousands of frames in its queues makes it do on every packet.
  * Frames are carved out of 16 MiB chunks. Confined to the lab's thread; buffers are not zeroed
  * on reuse (as pooled ones are not).
+ *
+ * <p><b>Compact frames</b> (labs that carry payload lengths only): nothing ever writes or reads a
+ * data frame's payload, only its first few hundred bytes of headers, so MTU-sized frames start
+ * {@link #COMPACT_STRIDE_BYTES} apart and overlap the frames after them: each owns only its first
+ * {@link #COMPACT_STRIDE_BYTES} bytes, and its payload bytes (undefined in that mode anyway) lie
+ * over its neighbours' headers. The headers of the frames in flight then sit in a tenth of the
+ * memory and pages (a 4 KiB MTU: 5,184 bytes apart otherwise, each header on a page of its own,
+ * tens of thousands of them in a fat tree's queues). A bulk write (a copy, a payload) past the
+ * owned bytes is dropped, so it cannot reach a neighbour.
  */
 final class FramePool extends AbstractByteBufAllocator {
     static final int SMALL_BYTES = 512;
@@ -28,6 +37,11 @@ final class FramePool extends AbstractByteBufAllocator {
      * view per chunk of memory (the ICRC's CRC views) then needs a handful, not one per frame.
      */
     static final int CHUNK_BYTES = 16 << 20;
+    /**
+     * Distance between compact frames, the bytes each owns: room for the largest headers (outer
+     * headers with a full INT option, 178 bytes; inner headers up to 74) and inline data.
+     */
+    static final int COMPACT_STRIDE_BYTES = 9 * 64;
 
     private final ByteBufAllocator fallback;
     private final boolean unsafe = PlatformDependent.hasUnsafe();
@@ -39,11 +53,22 @@ final class FramePool extends AbstractByteBufAllocator {
 
     /** @param largeBytes capacity of the large frames (the largest frame a lab sends) */
     FramePool(int largeBytes, ByteBufAllocator fallback) {
+        this(largeBytes, fallback, false);
+    }
+
+    /**
+     * @param largeBytes capacity of the large frames (the largest frame a lab sends)
+     * @param compact large frames own only their first {@link #COMPACT_STRIDE_BYTES} (see above): for
+     *     labs whose payload bytes are never written or read
+     */
+    FramePool(int largeBytes, ByteBufAllocator fallback, boolean compact) {
         super(true);
         this.fallback = fallback;
         this.largeBytes = Math.max(SMALL_BYTES, largeBytes);
-        this.small = new Frames(SMALL_BYTES);
-        this.large = new Frames(this.largeBytes);
+        this.small = new Frames(SMALL_BYTES, strideOf(SMALL_BYTES));
+        this.large = new Frames(
+                this.largeBytes,
+                compact && this.largeBytes > COMPACT_STRIDE_BYTES ? COMPACT_STRIDE_BYTES : strideOf(this.largeBytes));
     }
 
     @Override
@@ -96,7 +121,10 @@ final class FramePool extends AbstractByteBufAllocator {
     /** A free list of frames of one capacity. */
     private final class Frames {
         private final int capacity;
-        /** Distance between two frames in a chunk: {@link #strideOf} of the capacity. */
+        /**
+         * Distance between two frames in a chunk: {@link #strideOf} of the capacity, or less for
+         * compact frames, which then own only this many bytes.
+         */
         private final int strideBytes;
 
         private final int framesPerChunk;
@@ -105,9 +133,9 @@ final class FramePool extends AbstractByteBufAllocator {
         private ByteBuffer chunk;
         private int carved;
 
-        Frames(int capacity) {
+        Frames(int capacity, int strideBytes) {
             this.capacity = capacity;
-            this.strideBytes = strideOf(capacity);
+            this.strideBytes = strideBytes;
             this.framesPerChunk = Math.max(1, CHUNK_BYTES / strideBytes);
         }
 
@@ -115,14 +143,16 @@ final class FramePool extends AbstractByteBufAllocator {
             if (count == 0) {
                 created++;
                 if (chunk == null || carved == framesPerChunk) {
-                    chunk = ByteBuffer.allocateDirect(strideBytes * framesPerChunk);
+                    // The last frame's capacity ends inside the chunk, compact or not.
+                    chunk = ByteBuffer.allocateDirect(
+                            strideBytes * (framesPerChunk - 1) + Math.max(strideBytes, capacity));
                     carved = 0;
                 }
                 int offset = carved++ * strideBytes;
                 ByteBuffer memory = chunk.duplicate().limit(offset + capacity).position(offset);
                 Frame f = unsafe
-                        ? new UnsafeFrame(FramePool.this, this, memory, chunk, offset)
-                        : new BufferFrame(FramePool.this, this, memory, chunk, offset);
+                        ? new UnsafeFrame(FramePool.this, this, memory, chunk, offset, Math.min(strideBytes, capacity))
+                        : new BufferFrame(FramePool.this, this, memory, chunk, offset, Math.min(strideBytes, capacity));
                 f.reuse();
                 return (ByteBuf) f;
             }
@@ -184,14 +214,84 @@ final class FramePool extends AbstractByteBufAllocator {
 
         private final ByteBuffer chunk;
         private final int offset;
+        /** Bytes of its own (from index 0): all of its capacity unless compact. */
+        private final int ownedBytes;
+
         private ByteBuffer chunkView;
         private int references = 1;
 
-        UnsafeFrame(ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset) {
+        UnsafeFrame(
+                ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset, int ownedBytes) {
             super(alloc, memory, Integer.MAX_VALUE);
             this.home = home;
             this.chunk = chunk;
             this.offset = offset;
+            this.ownedBytes = ownedBytes;
+        }
+
+        /** Of {@code length} bytes written at {@code index}, those that fall in this frame's own memory. */
+        private int owned(int index, int length) {
+            return capacity() != home.capacity ? length : Math.max(0, Math.min(length, ownedBytes - index));
+        }
+
+        // Compact frames: bulk writes stop at the owned bytes (the rest are undefined payload).
+
+        @Override
+        public ByteBuf setBytes(int index, ByteBuf src, int srcIndex, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src, srcIndex, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setBytes(index, src, srcIndex, own);
+        }
+
+        @Override
+        public ByteBuf setBytes(int index, byte[] src, int srcIndex, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src, srcIndex, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setBytes(index, src, srcIndex, own);
+        }
+
+        @Override
+        public ByteBuf setBytes(int index, ByteBuffer src) {
+            int length = src.remaining();
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src);
+            }
+            checkIndex(index, length);
+            if (own > 0) {
+                super.setBytes(index, src.duplicate().limit(src.position() + own));
+            }
+            src.position(src.limit());
+            return this;
+        }
+
+        @Override
+        public ByteBuf setZero(int index, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setZero(index, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setZero(index, own);
+        }
+
+        /** A compact frame's copy has its owned bytes; the rest, undefined here, stay undefined there. */
+        @Override
+        public ByteBuf copy(int index, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.copy(index, length);
+            }
+            checkIndex(index, length);
+            ByteBuf copy = alloc().directBuffer(length, maxCapacity());
+            copy.setBytes(0, this, index, own);
+            return copy.setIndex(0, length);
         }
 
         /** As a pooled buffer's: a view of the whole chunk, positioned on this frame's bytes. */
@@ -295,13 +395,83 @@ final class FramePool extends AbstractByteBufAllocator {
 
         private final ByteBuffer chunk;
         private final int offset;
+        /** Bytes of its own (from index 0): all of its capacity unless compact. */
+        private final int ownedBytes;
+
         private ByteBuffer chunkView;
 
-        BufferFrame(ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset) {
+        BufferFrame(
+                ByteBufAllocator alloc, Frames home, ByteBuffer memory, ByteBuffer chunk, int offset, int ownedBytes) {
             super(alloc, memory, Integer.MAX_VALUE);
             this.home = home;
             this.chunk = chunk;
             this.offset = offset;
+            this.ownedBytes = ownedBytes;
+        }
+
+        /** Of {@code length} bytes written at {@code index}, those that fall in this frame's own memory. */
+        private int owned(int index, int length) {
+            return capacity() != home.capacity ? length : Math.max(0, Math.min(length, ownedBytes - index));
+        }
+
+        // As UnsafeFrame's.
+
+        @Override
+        public ByteBuf setBytes(int index, ByteBuf src, int srcIndex, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src, srcIndex, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setBytes(index, src, srcIndex, own);
+        }
+
+        @Override
+        public ByteBuf setBytes(int index, byte[] src, int srcIndex, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src, srcIndex, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setBytes(index, src, srcIndex, own);
+        }
+
+        @Override
+        public ByteBuf setBytes(int index, ByteBuffer src) {
+            int length = src.remaining();
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setBytes(index, src);
+            }
+            checkIndex(index, length);
+            if (own > 0) {
+                super.setBytes(index, src.duplicate().limit(src.position() + own));
+            }
+            src.position(src.limit());
+            return this;
+        }
+
+        @Override
+        public ByteBuf setZero(int index, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.setZero(index, length);
+            }
+            checkIndex(index, length);
+            return own == 0 ? this : super.setZero(index, own);
+        }
+
+        /** A compact frame's copy has its owned bytes; the rest, undefined here, stay undefined there. */
+        @Override
+        public ByteBuf copy(int index, int length) {
+            int own = owned(index, length);
+            if (own == length) {
+                return super.copy(index, length);
+            }
+            checkIndex(index, length);
+            ByteBuf copy = alloc().directBuffer(length, maxCapacity());
+            copy.setBytes(0, this, index, own);
+            return copy.setIndex(0, length);
         }
 
         /** As a pooled buffer's: a view of the whole chunk, positioned on this frame's bytes. */

@@ -92,7 +92,10 @@ final class VirtualLab implements LabRun {
         this.lab = input.withDefaults();
         this.network = TopologyGenerator.resolve(lab);
         this.scheduler = new VirtualTimeScheduler(lab.seed());
-        this.allocator = new FramePool(lab.transport().mtuBytes() + 1024, new PooledByteBufAllocator(true));
+        this.allocator = new FramePool(
+                lab.transport().mtuBytes() + 1024,
+                new PooledByteBufAllocator(true),
+                lab.transport().lengthOnly());
         int hosts = network.hosts().size();
         this.vswitches = new VSwitch[hosts];
         this.pfc = lab.pfc() != null && lab.pfc().on() ? lab.pfc() : null;

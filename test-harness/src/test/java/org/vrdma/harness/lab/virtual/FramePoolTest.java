@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
@@ -110,5 +111,50 @@ class FramePoolTest {
         assertThat(slice.release()).isFalse();
         assertThat(again.release()).isTrue();
         pool.close();
+    }
+
+    @Test
+    void compactFramesOverlapButOwnTheirHeadersAndDropBulkWritesPastThem() {
+        FramePool compact = new FramePool(5120, new PooledByteBufAllocator(true), true);
+        int own = FramePool.COMPACT_STRIDE_BYTES;
+        ByteBuf first = compact.directBuffer(4200);
+        ByteBuf second = compact.directBuffer(4200);
+        assertThat(second.memoryAddress() - first.memoryAddress()).isEqualTo(own);
+        assertThat(first.capacity()).isEqualTo(5120);
+        ByteBuf small = compact.directBuffer(100);
+        assertThat(small.capacity()).as("small frames are not compact").isEqualTo(FramePool.SMALL_BYTES);
+
+        second.writeLong(0x1122_3344_5566_7788L);
+        // Headers and a payload written past the owned bytes: only the headers land.
+        first.writeZero(own - 8).writeLong(0x0102_0304_0506_0708L);
+        first.writeBytes(new byte[4000]);
+        first.setBytes(own - 4, ByteBuffer.wrap(new byte[] {9, 9, 9, 9, 9, 9, 9, 9}));
+        first.setBytes(own, new byte[64], 0, 64);
+        first.setZero(own - 2, 100);
+        ByteBuf filler = Unpooled.buffer(1000).writeZero(1000);
+        first.setBytes(own - 1, filler, 0, 1000);
+        assertThat(first.writerIndex()).isEqualTo(own + 4000);
+        assertThat(first.getInt(own - 8)).isEqualTo(0x0102_0304);
+        assertThat(first.getByte(own - 5)).isEqualTo((byte) 0x04);
+        assertThat(first.getByte(own - 4)).isEqualTo((byte) 9);
+        assertThat(first.getByte(own - 3)).isEqualTo((byte) 9);
+        assertThat(second.getLong(0)).as("the next frame's headers").isEqualTo(0x1122_3344_5566_7788L);
+        assertThatThrownBy(() -> first.setBytes(5000, new byte[200], 0, 200))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+
+        // A copy (a duplicating fault) keeps the length and the owned bytes, and spares the neighbours.
+        ByteBuf third = compact.directBuffer(4200).writeLong(0x0A0B_0C0D_0E0F_1011L);
+        ByteBuf copy = first.copy(0, first.writerIndex());
+        assertThat(copy.readableBytes()).isEqualTo(own + 4000);
+        assertThat(copy.getLong(own - 8)).isEqualTo(first.getLong(own - 8));
+        assertThat(second.getLong(0)).isEqualTo(0x1122_3344_5566_7788L);
+        assertThat(third.getLong(0)).isEqualTo(0x0A0B_0C0D_0E0F_1011L);
+        ByteBuf fromEight = first.copy(8, 1000);
+        assertThat(fromEight.readableBytes()).isEqualTo(1000);
+        assertThat(fromEight.getInt(own - 16)).isEqualTo(0x0102_0304);
+        for (ByteBuf b : new ByteBuf[] {first, second, third, small, copy, fromEight, filler}) {
+            b.release();
+        }
+        compact.close();
     }
 }
