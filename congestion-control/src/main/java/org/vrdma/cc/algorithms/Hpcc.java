@@ -18,6 +18,12 @@ import org.vrdma.cc.SimpleProvider;
  * = Wc + W_AI} otherwise. The reference window Wc (and the stage) is updated once per RTT (when an
  * ACK acknowledges data sent after the last update); other ACKs react from Wc without moving it. The
  * pacing rate is {@code W / T}.
+ *
+ * <p>The window starts at, and never exceeds, W_init = B &times; T, one bandwidth-delay product of the
+ * flow's line rate and base RTT (paper, Algorithm 1; the authors' simulator gives every QP the BDP of
+ * the longest path and scales it with the rate), not the transport's window, which may hold more
+ * (two BDPs in the virtual-time labs): a larger start puts the surplus into the bottleneck queue
+ * before the first feedback returns. {@link Config#maxWindowBytes()} overrides it.
  */
 public final class Hpcc implements CongestionControl {
     /** Registered name. */
@@ -43,13 +49,14 @@ public final class Hpcc implements CongestionControl {
     private long cachedWindowBytes;
     private long cachedRateBps;
 
-    /** Creates the control of one flow, starting at the line-rate window. */
+    /** Creates the control of one flow, starting at the line-rate window (one BDP unless configured). */
     public Hpcc(final FlowContext flow, final Config config) {
         this.round = new RoundTracker(flow.mtuBytes());
         this.config = config;
         this.lineRateBps = flow.lineRateBps();
         this.baseRttNs = flow.baseRttNs();
-        this.maxWindowBytes = Math.max(flow.mtuBytes(), flow.initialWindowBytes());
+        this.maxWindowBytes =
+                config.maxWindowBytes > 0 ? config.maxWindowBytes : Math.max(flow.mtuBytes(), flow.bdpBytes());
         this.minWindowBytes = Math.max(1.0, (double) config.minRateBps * baseRttNs / 8e9);
         this.waiBytes = (double) config.raiBps * baseRttNs / 8e9;
         this.windowBytes = maxWindowBytes;
@@ -189,6 +196,7 @@ public final class Hpcc implements CongestionControl {
         private int maxStage = 5;
         private long raiBps = 40_000_000;
         private long minRateBps = 100_000_000;
+        private long maxWindowBytes;
 
         /** Target utilisation of the bottleneck. */
         public double eta() {
@@ -222,9 +230,24 @@ public final class Hpcc implements CongestionControl {
             return minRateBps;
         }
 
+        /**
+         * Initial and largest window in bytes; 0 (the default) means one BDP, line rate &times; base
+         * RTT, as in the paper.
+         */
+        public long maxWindowBytes() {
+            return maxWindowBytes;
+        }
+
+        /** Sets {@link #maxWindowBytes()}. */
+        public Config maxWindowBytes(final long bytes) {
+            this.maxWindowBytes = bytes;
+            return this;
+        }
+
         @Override
         public void validate() {
             CcConfig.requireOpenClosed(eta, 0, 1, "eta");
+            CcConfig.requireNonNegative(maxWindowBytes, "maxWindowBytes");
             CcConfig.requireNonNegative(maxStage, "maxStage");
             CcConfig.requireNonNegative(raiBps, "raiBps");
             CcConfig.requirePositive(minRateBps, "minRateBps");

@@ -1,9 +1,13 @@
 package org.vrdma.cc.algorithms;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Test;
+import org.vrdma.cc.CcConfigException;
+import org.vrdma.cc.CongestionControl;
+import org.vrdma.cc.CongestionControls;
 import org.vrdma.cc.FlowContext;
 import org.vrdma.cc.IntTelemetry;
 
@@ -12,6 +16,45 @@ class HpccTest {
     private static final long RTT_NS = 10_000;
     private static final int MTU = 1_000;
     private static final FlowContext FLOW = FlowContext.of(LINE, RTT_NS, MTU, 1);
+
+    /**
+     * The transport may hand over a larger window (two BDPs in the virtual-time labs); HPCC still
+     * starts at one BDP and never grows past it, however far below eta the path runs.
+     */
+    @Test
+    void windowStartsAtAndIsCappedByOneBdpNotTheTransportWindow() {
+        final long bdp = FLOW.bdpBytes();
+        final FlowContext twoBdp = new FlowContext(LINE, RTT_NS, MTU, 2 * bdp, 1);
+        final Hpcc cc = new Hpcc(twoBdp, new Hpcc.Config().raiBps(10_000_000_000L));
+        assertThat(cc.windowBytes()).isEqualTo(bdp);
+        assertThat(cc.rateBps()).isEqualTo(LINE);
+        final IntTelemetry telemetry = new IntTelemetry();
+        cc.onPacketSent(0, MTU);
+        cc.onAck(0, MTU, -1, false);
+        telemetry.reset().addHop(0, 0, 0, LINE);
+        cc.onInt(0, telemetry);
+        // An idle hop for ten rounds: each round adds W_AI = 12.5 kB, but the window stays at a BDP.
+        for (int r = 1; r <= 10; r++) {
+            cc.onPacketSent(r * RTT_NS - 1, MTU);
+            cc.onAck(r * RTT_NS, MTU, -1, false);
+            telemetry.reset().addHop(0, 0, r * RTT_NS, LINE);
+            cc.onInt(r * RTT_NS, telemetry);
+            assertThat(cc.windowBytes()).isEqualTo(bdp);
+            assertThat(cc.referenceWindowBytes()).isEqualTo((double) bdp);
+        }
+    }
+
+    @Test
+    void maxWindowBytesOverridesTheBdpAndIsBoundFromJson() {
+        final long bdp = FLOW.bdpBytes();
+        final CongestionControl cc = CongestionControls.create("hpcc", "{\"maxWindowBytes\": " + 2 * bdp + "}", FLOW);
+        assertThat(cc.windowBytes()).isEqualTo(2 * bdp);
+        assertThat(cc.rateBps()).as("the rate stays capped at line rate").isEqualTo(LINE);
+        assertThat(CongestionControls.create("hpcc", "{}", FLOW).windowBytes()).isEqualTo(bdp);
+        assertThatThrownBy(() -> CongestionControls.create("hpcc", "{\"maxWindowBytes\": -1}", FLOW))
+                .isInstanceOf(CcConfigException.class)
+                .hasMessageContaining("maxWindowBytes");
+    }
 
     @Test
     void shrinksWindowByUtilisationOverEta() {
