@@ -18,14 +18,19 @@ public final class LabPlans {
      * LabException} naming the field.
      */
     public static LabPlan of(Lab lab) {
+        checkRealTime(lab);
+        LabNetwork net = TopologyGenerator.resolve(lab);
+        return of(lab.name() == null ? "lab" : lab.name(), net);
+    }
+
+    /** What a real-time backend cannot run at all, as a {@link LabException} naming the field. */
+    static void checkRealTime(Lab lab) {
         if (lab.pfc() != null && lab.pfc().on()) {
             throw new LabException(
                     "pfc",
                     "priority flow control is modelled by the virtual backend only: the real-time backends' links"
                             + " are the machine's own (loopback, veth, a Docker bridge), which pause nothing");
         }
-        LabNetwork net = TopologyGenerator.resolve(lab);
-        return of(lab.name() == null ? "lab" : lab.name(), net);
     }
 
     static LabPlan of(String labName, LabNetwork net) {

@@ -64,6 +64,7 @@ public final class RealTimeLabRun implements LabRun {
     /** Brings {@code lab} up on {@code backend}. */
     static RealTimeLabRun start(HostBackend backend, Lab definition) {
         Lab lab = definition.withDefaults();
+        LabPlans.checkRealTime(lab);
         LabNetwork network = TopologyGenerator.resolve(lab);
         LabPlan plan = LabPlans.of(lab.name(), network);
         RealTimeFlowRun.check(lab, network);
@@ -178,6 +179,14 @@ public final class RealTimeLabRun implements LabRun {
             notes.add("sendLat payloads are not checked on real-time backends (verify applies to writeBw, readBw"
                     + " and msgRate there); the virtual backend checks every byte");
         }
+        String modelled = modelledOnly(network);
+        if (modelled != null) {
+            // Links here are the machine's own: say what of the lab's links did not apply rather
+            // than let a lossy lab's figures pass for ones measured under loss.
+            notes.add("the lab's link " + modelled + " are modelled by the virtual backend only and were not applied:"
+                    + " on real-time backends packets cross the machine's own links (./vrdma host --loss and"
+                    + " --eni-loss inject loss in real time)");
+        }
         if (RealTimeFlowRun.hasFlows(lab)) {
             RealTimeFlowRun.Outcome o;
             try {
@@ -234,6 +243,20 @@ public final class RealTimeLabRun implements LabRun {
                 throughput,
                 new LabResults.TimeSeries("bytes", 0, List.of()),
                 notes.isEmpty() ? null : List.copyOf(notes));
+    }
+
+    /** "faults", "ECN marking" or both when some link of the lab asks for them, else null. */
+    private static String modelledOnly(LabNetwork network) {
+        boolean faults = false;
+        boolean ecn = false;
+        for (LabNetwork.Link l : network.links()) {
+            faults |= l.spec().faults() != null || l.spec().controlFaults() != null;
+            ecn |= l.spec().ecn() != null;
+        }
+        if (faults && ecn) {
+            return "faults and ECN marking";
+        }
+        return faults ? "faults" : ecn ? "ECN marking" : null;
     }
 
     private static boolean verified(Transfer t) {

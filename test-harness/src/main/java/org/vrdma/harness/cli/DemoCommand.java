@@ -91,14 +91,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         // Over real sockets the RTT includes two event loops and the kernel: see RealTimeProfile.
         TransportConfig config = virtual ? TransportConfig.defaults() : RealTimeProfile.transport();
-        try (TwoHostLab lab = virtual
-                ? new VirtualTwoHostLab(
-                        seed,
-                        LinkConfig.of(100_000_000_000L, 5_000).withQueueCapacityBytes(4 << 20),
-                        config,
-                        PooledByteBufAllocator.DEFAULT,
-                        BUFFER_BYTES)
-                : new RealTimeTwoHostLab(config, BUFFER_BYTES, busyPollUs * 1000)) {
+        try (TwoHostLab lab = openLab(config)) {
             out.println("vrdma demo: " + lab.describe());
             out.println("RC queue pairs, MTU 4096, recovery " + mode + ", tx depth 64");
             out.flush();
@@ -118,6 +111,18 @@ final class DemoCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** The two hosts, in virtual or real time; --seed seeds the injected faults in both. */
+    TwoHostLab openLab(TransportConfig config) throws InterruptedException {
+        return virtual
+                ? new VirtualTwoHostLab(
+                        seed,
+                        LinkConfig.of(100_000_000_000L, 5_000).withQueueCapacityBytes(4 << 20),
+                        config,
+                        PooledByteBufAllocator.DEFAULT,
+                        BUFFER_BYTES)
+                : new RealTimeTwoHostLab(config, BUFFER_BYTES, busyPollUs * 1000, seed);
     }
 
     private void runRound(PrintWriter out, TwoHostLab lab, PerftestSuite suite, String label) {

@@ -53,13 +53,22 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
      *     it sleeps at once, Netty's default); see {@link NettyRuntime#newEventLoopGroup(int, String, long)}
      */
     public RealTimeTwoHostLab(TransportConfig config, int bufferBytes, long spinNs) throws InterruptedException {
+        this(config, bufferBytes, spinNs, 1);
+    }
+
+    /**
+     * @param seed seed of both switches' random streams (RED/ECN, the faults of {@link #faults}),
+     *     each named after its switch, so the same seed draws the same faults per switch
+     */
+    public RealTimeTwoHostLab(TransportConfig config, int bufferBytes, long spinNs, long seed)
+            throws InterruptedException {
         runtime = NettyRuntime.best();
         group = runtime.newEventLoopGroup(2, "vrdma-host", spinNs, spinStrategies::add);
         VSwitchHost ha = null;
         VSwitchHost hb = null;
         try {
-            ha = VSwitchHost.start(group, runtime, VSwitchHost.Options.loopback("a"));
-            hb = VSwitchHost.start(group, runtime, VSwitchHost.Options.loopback("b"));
+            ha = VSwitchHost.start(group, runtime, seeded("a", seed));
+            hb = VSwitchHost.start(group, runtime, seeded("b", seed));
         } catch (RuntimeException | InterruptedException e) {
             if (ha != null) {
                 ha.close();
@@ -71,6 +80,11 @@ public final class RealTimeTwoHostLab implements TwoHostLab {
         hostB = hb;
         a = attach(hostA, hostB, IP_A, MAC_A, IP_B, "a", config, bufferBytes);
         b = attach(hostB, hostA, IP_B, MAC_B, IP_A, "b", config, bufferBytes);
+    }
+
+    private static VSwitchHost.Options seeded(String name, long seed) {
+        VSwitchHost.Options o = VSwitchHost.Options.loopback(name);
+        return o.withConfig(o.config().withSeed(seed));
     }
 
     private static RdmaEndpoint attach(

@@ -2,11 +2,16 @@ package org.vrdma.harness.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.vrdma.harness.lab.LabLoader;
@@ -28,6 +33,67 @@ class LabCommandTest {
                 .isEqualTo(2);
         assertThat(VrdmaCli.run("lab", "run", "labs/two-hosts.json", "--backend", "nosuch"))
                 .isEqualTo(2);
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void aRealTimeBackendRefusesPfcBeforeAnyHostStarts(@TempDir Path dir) throws Exception {
+        Path lab = dir.resolve("pfc.json");
+        Files.writeString(lab, """
+                {"name": "pfc", "pfc": {"enabled": true, "xoffBytes": 262144, "xonBytes": 243712},
+                 "topology": {"type": "pair", "hostLink": {"rateGbps": 10}},
+                 "workloads": [{"type": "perftest", "test": "writeBw", "client": "h0", "server": "h1",
+                                "sizeBytes": 65536, "iterations": 10}]}
+                """);
+        PrintStream saved = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            exit = VrdmaCli.run(
+                    "lab",
+                    "run",
+                    lab.toString(),
+                    "--backend",
+                    "embedded",
+                    "--out",
+                    dir.resolve("o").toString(),
+                    "--no-progress",
+                    "--no-plots");
+        } finally {
+            System.setErr(saved);
+        }
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("pfc", "modelled by the virtual backend only");
+        assertThat(dir.resolve("o").resolve("results.json")).doesNotExist();
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aRealTimeRunSaysTheLinksFaultsWereNotApplied(@TempDir Path dir) throws Exception {
+        Path lab = dir.resolve("lossy.json");
+        Files.writeString(lab, """
+                {"name": "lossy", "topology": {"type": "pair", "hostLink": {"rateGbps": 10,
+                   "faults": {"loss": 0.01, "duplicate": 0.01}, "controlFaults": {"loss": 0.01}}},
+                 "workloads": [{"type": "perftest", "test": "writeBw", "client": "h0", "server": "h1",
+                                "sizeBytes": 4096, "iterations": 20, "verify": true}]}
+                """);
+        Path out = dir.resolve("o");
+        assertThat(VrdmaCli.run(
+                        "lab",
+                        "run",
+                        lab.toString(),
+                        "--backend",
+                        "embedded",
+                        "--out",
+                        out.toString(),
+                        "--no-progress",
+                        "--no-plots"))
+                .isZero();
+        LabResults r = LabLoader.json().readValue(Files.readString(out.resolve("results.json")), LabResults.class);
+        assertThat(r.notes())
+                .anySatisfy(n -> assertThat(n)
+                        .contains("link faults are modelled by the virtual backend only and were not applied"));
     }
 
     /** Runs {@code args} and returns what the command printed, its exit code asserted zero. */
