@@ -1,0 +1,68 @@
+package org.vrdma.harness.lab;
+
+import org.vrdma.cc.switching.RedEcnMarker;
+import org.vrdma.runtime.FaultConfig;
+import org.vrdma.vswitch.pipeline.EgressConfig;
+
+/**
+ * A lab link direction as the egress port that emulates it: the virtual backend's fabric ports
+ * and, on the real-time backends, each host's vSwitch uplink (its link to its switch).
+ */
+public final class LinkEgress {
+    private LinkEgress() {}
+
+    /**
+     * Rate, buffer, RED/ECN and the data and control faults of {@code l}; its propagation delay is
+     * the virtual fabric port's own (not part of the config).
+     */
+    public static EgressConfig egress(LinkSpec l) {
+        EgressConfig c = EgressConfig.of(l.rateBps(), l.bufferBytes());
+        if (l.ecn() != null) {
+            long kMin = l.ecn().kMinBytes();
+            long kMax = l.ecn().kMaxBytes() == null ? kMin : l.ecn().kMaxBytes();
+            double pMax = l.ecn().pMax() == null ? 1.0 : l.ecn().pMax();
+            c = c.withEcn(kMax == kMin ? RedEcnMarker.step(kMin) : new RedEcnMarker(kMin, kMax, pMax));
+        }
+        return c.withDataFaults(faults(l.faults())).withControlFaults(faults(l.controlFaults()));
+    }
+
+    /**
+     * As {@link #egress}, for a real-time uplink: a port there has no propagation of its own, so
+     * the link's delay becomes a fixed delay of every packet (data and control) on top of its
+     * jitter. INT stamping stays off (real-time hosts run no HPCC telemetry).
+     */
+    public static EgressConfig realTime(LinkSpec l) {
+        EgressConfig c = egress(l).withIntStamping(false);
+        long delayNs = l.delayNs() == null ? 0 : l.delayNs();
+        return c.withDataFaults(withDelay(c.dataFaults(), delayNs))
+                .withControlFaults(withDelay(c.controlFaults(), delayNs));
+    }
+
+    private static FaultConfig withDelay(FaultConfig f, long delayNs) {
+        return delayNs == 0 ? f : f.withDelay(delayNs, f.jitterNs());
+    }
+
+    /** The seeded faults of {@code f}; none when it is null. */
+    public static FaultConfig faults(LinkSpec.FaultSpec f) {
+        if (f == null) {
+            return FaultConfig.NONE;
+        }
+        FaultConfig c = FaultConfig.NONE;
+        if (f.burstLoss() != null && f.burstLoss() > 0) {
+            c = FaultConfig.burstLoss(f.burstLoss(), f.meanBurstPackets() == null ? 4 : f.meanBurstPackets());
+        }
+        if (f.loss() != null) {
+            c = c.withLoss(f.loss());
+        }
+        if (f.duplicate() != null) {
+            c = c.withDuplicates(f.duplicate());
+        }
+        if (f.reorder() != null && f.reorder() > 0) {
+            c = c.withReordering(f.reorder(), f.reorderDelayNs());
+        }
+        if (f.jitterNs() != null) {
+            c = c.withDelay(0, f.jitterNs());
+        }
+        return c;
+    }
+}
