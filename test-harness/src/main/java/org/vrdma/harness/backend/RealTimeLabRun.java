@@ -176,7 +176,7 @@ public final class RealTimeLabRun implements LabRun {
             progress.onSteps("test", i + 1, tests.size());
         }
         List<LabResults.FlowResult> flows = List.of();
-        long[] fc = new long[8];
+        long[] fc = new long[11];
         LabResults.TimeSeries throughput = new LabResults.TimeSeries("Gbit/s", 0, List.of());
         long finished = 0;
         long endNs = System.nanoTime() - start;
@@ -186,7 +186,7 @@ public final class RealTimeLabRun implements LabRun {
             notes.add("sendLat payloads are not checked on real-time backends (verify applies to writeBw, readBw"
                     + " and msgRate there); the virtual backend checks every byte");
         }
-        String unapplied = notApplied(network, RealTimeFlowRun.hasFlows(lab));
+        String unapplied = notApplied(network);
         if (unapplied != null) {
             // Say what of the lab's links did not apply rather than let figures pass for ones
             // measured under it.
@@ -208,7 +208,8 @@ public final class RealTimeLabRun implements LabRun {
             notes.add(String.format(
                     java.util.Locale.ROOT,
                     "ideal FCT measured on the empty network between %s and %s: %.1f us + bytes at %.3f Gbit/s;"
-                            + " links are the machine's own, queue depths and drops in them are not observable",
+                            + " the hosts' links are emulated on their vSwitch uplinks (drops and marks counted),"
+                            + " queue depths are not observable",
                     network.hosts().get(0).name(),
                     network.hosts().get(1).name(),
                     o.calibration().baseNs() / 1e3,
@@ -231,9 +232,9 @@ public final class RealTimeLabRun implements LabRun {
                 naks + fc[3],
                 fc[4],
                 fc[5],
-                fc[6] + link[3],
-                link[2],
-                link[1],
+                fc[6] + link[3] + fc[10],
+                link[2] + fc[9],
+                link[1] + fc[8],
                 0);
         return new LabResults(
                 LabResults.FORMAT,
@@ -253,10 +254,10 @@ public final class RealTimeLabRun implements LabRun {
     /**
      * What of the lab's links a real-time run does not emulate, as a note, or null when it emulates
      * all of them: each host's link to its switch is emulated on the host's vSwitch uplink (perftest
-     * runs); links between switches have no counterpart in real time, nor do the links of a host
-     * with more than one, and flow agents' hosts run on the machine's own links.
+     * runs and flow agents); links between switches have no counterpart in real time, nor do the
+     * links of a host with more than one.
      */
-    static String notApplied(LabNetwork network, boolean flows) {
+    static String notApplied(LabNetwork network) {
         List<String> parts = new ArrayList<>();
         List<LabNetwork.Link> between = LabPlans.switchLinks(network);
         if (!between.isEmpty()) {
@@ -271,12 +272,6 @@ public final class RealTimeLabRun implements LabRun {
         }
         if (!multi.isEmpty()) {
             parts.add("hosts " + multi + " have more than one link; their links were not applied");
-        }
-        if (flows) {
-            List<LabNetwork.Link> hostLinks = new ArrayList<>(network.links());
-            hostLinks.removeAll(between);
-            parts.add("flow workloads ran on the machine's own links: the hosts' links (rate, delay, buffer"
-                    + what(hostLinks) + ") apply to perftest workloads only");
         }
         if (parts.isEmpty()) {
             return null;

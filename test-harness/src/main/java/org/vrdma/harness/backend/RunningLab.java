@@ -232,17 +232,23 @@ public final class RunningLab implements AutoCloseable {
 
     /** The host's link to its switch, emulated on the run's vSwitch uplink (when the plan has one). */
     private void hostLinkArgs(LabHost h, List<String> args) {
-        LinkSpec link = hostPlan(h).hostLink();
+        String json = hostLinkJson(h.name());
+        if (json != null) {
+            args.addAll(List.of("--host-link", json, "--link-seed", String.valueOf(plan.linkSeed())));
+        }
+    }
+
+    /** The link of host {@code name} to its switch as JSON ({@code --host-link}), or null for none. */
+    String hostLinkJson(String name) {
+        LinkSpec link = hostPlan(host(name)).hostLink();
         if (link == null) {
-            return;
+            return null;
         }
-        String json;
         try {
-            json = LabLoader.json().writeValueAsString(link);
+            return LabLoader.json().writeValueAsString(link);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException("cannot write the link of host " + h.name(), e);
+            throw new IllegalStateException("cannot write the link of host " + name, e);
         }
-        args.addAll(List.of("--host-link", json, "--link-seed", String.valueOf(plan.linkSeed())));
     }
 
     private LabPlan.HostPlan hostPlan(LabHost h) {

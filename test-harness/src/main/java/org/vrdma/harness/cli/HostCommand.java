@@ -12,10 +12,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.vrdma.control.cli.Resources;
-import org.vrdma.harness.lab.LabLoader;
-import org.vrdma.harness.lab.LabValidator;
 import org.vrdma.harness.lab.LinkEgress;
-import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.harness.perf.OobLine;
 import org.vrdma.harness.perf.OobLine.OobException;
 import org.vrdma.harness.perf.RealTimeHost;
@@ -313,7 +310,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                             transport,
                             verbsSocket != null ? 4096 : (int) parseBytes("--buffer", buffer)),
                     busyPollUs * 1000,
-                    switchSeed(linkSeed, UnderlayAddress.parseIpv4(eniIp)));
+                    LinkEgress.switchSeed(linkSeed, UnderlayAddress.parseIpv4(eniIp)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return START_FAILED;
@@ -479,11 +476,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                 throw usage("--loss and --host-link both set the uplink: give the loss in --host-link's faults");
             }
             try {
-                LinkSpec given = LabLoader.json().readValue(hostLink, LinkSpec.class);
-                LabValidator.validateLink("hostLink", given);
-                LinkSpec l = given.over(LinkSpec.DEFAULT);
-                hostLinkEgress = LinkEgress.realTime(l);
-            } catch (Exception e) {
+                hostLinkEgress = LinkEgress.realTime(LinkEgress.parse(hostLink));
+            } catch (RuntimeException e) {
                 throw usage("--host-link: " + rootMessage(e));
             }
         }
@@ -594,19 +588,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         out.flush();
     }
 
-    /**
-     * The vSwitch's seed: the lab's seed mixed with the ENI address (SplitMix64's finaliser), so
-     * every host of a lab draws its own reproducible loss pattern.
-     */
-    static long switchSeed(long seed, int eniIpv4) {
-        long z = seed + 0x9E3779B97F4A7C15L * (1 + (eniIpv4 & 0xFFFF_FFFFL));
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
     /** What the uplink emulates, one line: rate, buffer, marking, faults. */
-    static String describe(EgressConfig e) {
+    public static String describe(EgressConfig e) {
         StringBuilder b = new StringBuilder();
         b.append(e.rateBps() == 0 ? "unlimited rate" : String.format(Locale.ROOT, "%.3f Gbit/s", e.rateBps() / 1e9));
         b.append(", buffer ").append(e.bufferBytes()).append(" B");

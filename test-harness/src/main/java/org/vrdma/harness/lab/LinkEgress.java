@@ -38,6 +38,32 @@ public final class LinkEgress {
                 .withControlFaults(withDelay(c.controlFaults(), delayNs));
     }
 
+    /**
+     * The seed of a real-time host's vSwitch: the lab's seed mixed with the ENI address
+     * (SplitMix64's finaliser), so every host of a lab draws its own reproducible fault pattern.
+     */
+    public static long switchSeed(long labSeed, int eniIpv4) {
+        long z = labSeed + 0x9E3779B97F4A7C15L * (1 + (eniIpv4 & 0xFFFF_FFFFL));
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * A link as a lab file gives it, as JSON ({@code ./vrdma host --host-link}), validated, its
+     * omitted fields taken from {@link LinkSpec#DEFAULT}; a {@link LabException} otherwise.
+     */
+    public static LinkSpec parse(String json) {
+        LinkSpec given;
+        try {
+            given = LabLoader.json().readValue(json, LinkSpec.class);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new LabException("hostLink", "not a link: " + e.getOriginalMessage());
+        }
+        LabValidator.validateLink("hostLink", given);
+        return given.over(LinkSpec.DEFAULT);
+    }
+
     private static FaultConfig withDelay(FaultConfig f, long delayNs) {
         return delayNs == 0 ? f : f.withDelay(delayNs, f.jitterNs());
     }
