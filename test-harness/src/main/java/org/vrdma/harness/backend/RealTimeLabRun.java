@@ -14,6 +14,8 @@ import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.LinkEgress;
+import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
@@ -272,6 +274,18 @@ public final class RealTimeLabRun implements LabRun {
         }
         if (!multi.isEmpty()) {
             parts.add("hosts " + multi + " have more than one link; their links were not applied");
+        }
+        long shortest = Long.MAX_VALUE;
+        for (LabNetwork.LabHost h : network.hosts()) {
+            LinkSpec l = LabPlans.hostLink(network, h);
+            if (l != null && l.delayNs() != null && l.delayNs() > 0 && LinkEgress.realTimeDelayNs(l) == 0) {
+                shortest = Math.min(shortest, l.delayNs());
+            }
+        }
+        if (shortest != Long.MAX_VALUE) {
+            parts.add("host link delays under " + LinkEgress.MIN_REAL_TIME_DELAY_NS / 1000 + " us (" + shortest
+                    + " ns here) were not applied: a real-time timer wakes later than that, so the machine's"
+                    + " own path latency stands in for them");
         }
         if (parts.isEmpty()) {
             return null;
