@@ -110,6 +110,14 @@ public final class VerbsHost implements AutoCloseable {
      * @throws IllegalStateException if the address cannot be bound
      */
     public static VerbsHost start(Options options) {
+        return start(options, 1);
+    }
+
+    /**
+     * As {@link #start(Options)}, with {@code switchSeed} seeding the vSwitch's random streams (RED
+     * marking and injected faults of its ports).
+     */
+    public static VerbsHost start(Options options, long switchSeed) {
         NettyRuntime runtime = NettyRuntime.best();
         EventLoopGroup group = runtime.newEventLoopGroup(1, "vrdma-" + options.name());
         VSwitchHost h = null;
@@ -120,7 +128,8 @@ public final class VerbsHost implements AutoCloseable {
                     new VSwitchHost.Options(
                             options.bindIpv4(),
                             options.port(),
-                            VSwitchConfig.of(options.name(), UnderlayAddress.NONE),
+                            VSwitchConfig.of(options.name(), UnderlayAddress.NONE)
+                                    .withSeed(switchSeed),
                             true,
                             true));
             VerbsHost vh = new VerbsHost(options, group, h);
@@ -210,6 +219,22 @@ public final class VerbsHost implements AutoCloseable {
      * {@code control} for ACKs, NAKs and CNPs; seeded by the switch, so a run is repeatable in the
      * packets it drops. {@link FaultConfig#NONE} turns them off.
      */
+    /** Emulates a link on the uplink: rate, buffer, RED/ECN, faults, as {@code egress} says. */
+    public void uplink(EgressConfig egress) {
+        loop.call(() -> {
+            host.vswitch().setUplink(egress);
+            return null;
+        });
+    }
+
+    /** {@code [packets sent, injected losses (data + control), buffer drops, ECN marks]} of the uplink. */
+    public long[] uplinkCounters() {
+        return loop.call(() -> {
+            var u = host.vswitch().uplink();
+            return new long[] {u.txPackets(), u.dataLost() + u.controlLost(), u.bufferDrops(), u.ecnMarked()};
+        });
+    }
+
     public void uplinkFaults(FaultConfig data, FaultConfig control) {
         EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
         loop.call(() -> {

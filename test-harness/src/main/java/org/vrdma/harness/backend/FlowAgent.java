@@ -24,6 +24,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.vrdma.cc.CongestionControls;
+import org.vrdma.harness.cli.HostCommand;
+import org.vrdma.harness.lab.LinkEgress;
 import org.vrdma.harness.perf.RealTimeProfile;
 import org.vrdma.verbs.IbvCompChannel;
 import org.vrdma.verbs.IbvContext;
@@ -47,6 +49,8 @@ import org.vrdma.vnic.verbs.AccessFlags;
 import org.vrdma.vnic.verbs.SendFlags;
 import org.vrdma.vnic.verbs.WcStatus;
 import org.vrdma.vnic.verbs.WrOpcode;
+import org.vrdma.vswitch.pipeline.EgressConfig;
+import org.vrdma.vswitch.pipeline.UnderlayAddress;
 
 /**
  * One host of a real-time flow run ({@code ./vrdma lab-agent}): a {@link VerbsHost} bound to the
@@ -120,7 +124,9 @@ public final class FlowAgent {
             long runNs,
             long sampleNs,
             boolean calibrate,
-            List<Flow> flows) {
+            List<Flow> flows,
+            String hostLink,
+            long linkSeed) {
 
         /** The command-line arguments of {@code ./vrdma lab-agent} for this config. */
         public List<String> toArgs() {
@@ -165,6 +171,9 @@ public final class FlowAgent {
                 }
                 a.add("--flows");
                 a.add(sb.toString());
+            }
+            if (hostLink != null) {
+                a.addAll(List.of("--host-link", hostLink, "--link-seed", String.valueOf(linkSeed)));
             }
             return a;
         }
@@ -243,7 +252,13 @@ public final class FlowAgent {
                 ServerSocket control = new ServerSocket()) {
             control.setReuseAddress(true);
             control.bind(new InetSocketAddress(InetAddress.getByName(me.underlayIp()), me.ctlPort()), 64);
-            host = VerbsHost.start(options);
+            host = VerbsHost.start(
+                    options, LinkEgress.switchSeed(config.linkSeed(), UnderlayAddress.parseIpv4(me.eniIp())));
+            if (config.hostLink() != null) {
+                EgressConfig link = LinkEgress.realTime(LinkEgress.parse(config.hostLink()));
+                host.uplink(link);
+                out.println("host link on the uplink: " + HostCommand.describe(link) + ", seed " + config.linkSeed());
+            }
             try {
                 ctx = host.device().open();
                 pd = ctx.allocPd();
@@ -617,6 +632,16 @@ public final class FlowAgent {
                 c.cnpsReceived,
                 c.ecnMarked,
                 c.spuriousTimeouts);
+        if (config.hostLink() != null) {
+            long[] l = host.uplinkCounters();
+            out.printf(
+                    Locale.ROOT,
+                    "vrdma host: host link tx %d pkts, injected losses %d, buffer drops %d, ECN marked %d%n",
+                    l[0],
+                    l[1],
+                    l[2],
+                    l[3]);
+        }
         out.flush();
     }
 

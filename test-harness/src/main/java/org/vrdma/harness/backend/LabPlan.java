@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 
 /**
@@ -15,8 +16,9 @@ import org.vrdma.vswitch.pipeline.UnderlayAddress;
  * @param name a short label, part of the names of what the lab creates
  * @param vni the VPC's VNI, 1..2^24-1
  * @param hosts the hosts; names and ENI addresses unique
+ * @param linkSeed seed of the hosts' link emulation (each host mixes in its ENI address)
  */
-public record LabPlan(String name, int vni, List<HostPlan> hosts) {
+public record LabPlan(String name, int vni, List<HostPlan> hosts, long linkSeed) {
     private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9-]{0,15}");
 
     /**
@@ -25,8 +27,19 @@ public record LabPlan(String name, int vni, List<HostPlan> hosts) {
      * @param name lower-case letters, digits and '-', at most 16 characters (it becomes part of
      *     namespace and container names)
      * @param eniIpv4 the ENI's address in the VPC, a dotted quad
+     * @param hostLink the host's link to its switch, emulated on its vSwitch uplink (rate, buffer,
+     *     ECN, faults, delay); null: the machine's own link as it is
      */
-    public record HostPlan(String name, String eniIpv4) {}
+    public record HostPlan(String name, String eniIpv4, LinkSpec hostLink) {
+        public HostPlan(String name, String eniIpv4) {
+            this(name, eniIpv4, null);
+        }
+    }
+
+    /** A plan whose hosts' links are the machine's own (no emulation unless a host plan says so). */
+    public LabPlan(String name, int vni, List<HostPlan> hosts) {
+        this(name, vni, hosts, 1);
+    }
 
     /** Thrown for a plan no backend can bring up, with the reason. */
     public static final class InvalidPlanException extends IllegalArgumentException {

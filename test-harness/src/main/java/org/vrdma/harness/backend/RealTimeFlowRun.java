@@ -38,6 +38,10 @@ final class RealTimeFlowRun {
     static final int MAX_QPS_PER_HOST = 1000;
 
     /** What an agent prints when host 0's barrier lets the run start. */
+    /** The host link's counters: injected losses, buffer drops, ECN marks. */
+    private static final Pattern LINK =
+            Pattern.compile("host link tx \\d+ pkts, injected losses (\\d+), buffer drops (\\d+), ECN marked (\\d+)");
+
     private static final Pattern GO = Pattern.compile("(?m)^go$");
 
     private static final Pattern CALIBRATION = Pattern.compile("calibration baseNs=(\\d+) rateBps=(\\d+)");
@@ -256,7 +260,9 @@ final class RealTimeFlowRun {
                 runNs,
                 sampleNs,
                 calibrate,
-                flows);
+                flows,
+                running.hostLinkJson(hosts.get(index).name()),
+                running.plan().linkSeed());
     }
 
     /** Host 0 measures the empty network towards host 1. */
@@ -298,7 +304,7 @@ final class RealTimeFlowRun {
     private Outcome collect(
             List<FlowPlan.PlannedFlow> plan, List<String> outputs, Calibration cal, long runNs, long sampleNs) {
         Map<Integer, String[]> byId = new HashMap<>();
-        long[] counters = new long[8];
+        long[] counters = new long[11];
         int bins = (int) Math.min(100_000, runNs / sampleNs + 1);
         double[][] gbps = new double[network.hosts().size()][bins];
         int lastBin = 0;
@@ -323,9 +329,15 @@ final class RealTimeFlowRun {
             }
             Matcher c = COUNTERS.matcher(out);
             if (c.find()) {
-                for (int i = 0; i < counters.length; i++) {
+                for (int i = 0; i < 8; i++) {
                     counters[i] += Long.parseLong(c.group(i + 1));
                 }
+            }
+            Matcher l = LINK.matcher(out);
+            if (l.find()) {
+                counters[8] += Long.parseLong(l.group(1));
+                counters[9] += Long.parseLong(l.group(2));
+                counters[10] += Long.parseLong(l.group(3));
             }
         }
         List<LabResults.FlowResult> flows = new ArrayList<>();

@@ -14,6 +14,8 @@ import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.LinkEgress;
+import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
@@ -35,6 +37,9 @@ public final class RealTimeLabRun implements LabRun {
             "\\n\\s*(\\d+)\\s+(\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)");
     private static final Pattern COUNTERS = Pattern.compile(
             "counters: tx (\\d+) pkts, rx \\d+ pkts, retransmitted (\\d+), timeouts (\\d+) \\((\\d+) spurious\\), NAK seq (\\d+)");
+    /** What a host's emulated link did ({@code ./vrdma host --host-link} prints it on exit). */
+    private static final Pattern LINK =
+            Pattern.compile("host link tx (\\d+) pkts, injected losses (\\d+), buffer drops (\\d+), ECN marked (\\d+)");
 
     private final Lab lab;
     private final LabNetwork network;
@@ -66,7 +71,7 @@ public final class RealTimeLabRun implements LabRun {
         Lab lab = definition.withDefaults();
         LabPlans.checkRealTime(lab);
         LabNetwork network = TopologyGenerator.resolve(lab);
-        LabPlan plan = LabPlans.of(lab.name(), network);
+        LabPlan plan = LabPlans.of(lab.name(), network, lab.seed());
         RealTimeFlowRun.check(lab, network);
         try {
             return new RealTimeLabRun(lab, network, RunningLab.start(backend, plan));
@@ -101,7 +106,8 @@ public final class RealTimeLabRun implements LabRun {
     @Override
     public String describe() {
         return network.hosts().size() + " hosts on the " + running.backend() + " backend (lab " + running.id()
-                + "), real time; links are the machine's own (not modelled), ENI MACs derived from their addresses";
+                + "), real time; each host's link to its switch emulated on its vSwitch uplink, links between"
+                + " switches not modelled, ENI MACs derived from their addresses";
     }
 
     @Override
@@ -146,6 +152,7 @@ public final class RealTimeLabRun implements LabRun {
         long spurious = 0;
         long naks = 0;
         long delivered = 0;
+        long[] link = new long[4]; // packets sent, injected losses, buffer drops, ECN marks
         if (!tests.isEmpty()) {
             progress.onSteps("test", 0, tests.size());
         }
@@ -165,11 +172,13 @@ public final class RealTimeLabRun implements LabRun {
                 spurious += Long.parseLong(c.group(4));
                 naks += Long.parseLong(c.group(5));
             }
+            addLinkCounters(t.clientOutput(), link);
+            addLinkCounters(t.serverOutput(), link);
             delivered += t.options().totalBytes();
             progress.onSteps("test", i + 1, tests.size());
         }
         List<LabResults.FlowResult> flows = List.of();
-        long[] fc = new long[8];
+        long[] fc = new long[11];
         LabResults.TimeSeries throughput = new LabResults.TimeSeries("Gbit/s", 0, List.of());
         long finished = 0;
         long endNs = System.nanoTime() - start;
@@ -179,13 +188,11 @@ public final class RealTimeLabRun implements LabRun {
             notes.add("sendLat payloads are not checked on real-time backends (verify applies to writeBw, readBw"
                     + " and msgRate there); the virtual backend checks every byte");
         }
-        String modelled = modelledOnly(network);
-        if (modelled != null) {
-            // Links here are the machine's own: say what of the lab's links did not apply rather
-            // than let a lossy lab's figures pass for ones measured under loss.
-            notes.add("the lab's link " + modelled + " are modelled by the virtual backend only and were not applied:"
-                    + " on real-time backends packets cross the machine's own links (./vrdma host --loss and"
-                    + " --eni-loss inject loss in real time)");
+        String unapplied = notApplied(network);
+        if (unapplied != null) {
+            // Say what of the lab's links did not apply rather than let figures pass for ones
+            // measured under it.
+            notes.add(unapplied);
         }
         if (RealTimeFlowRun.hasFlows(lab)) {
             RealTimeFlowRun.Outcome o;
@@ -203,7 +210,8 @@ public final class RealTimeLabRun implements LabRun {
             notes.add(String.format(
                     java.util.Locale.ROOT,
                     "ideal FCT measured on the empty network between %s and %s: %.1f us + bytes at %.3f Gbit/s;"
-                            + " links are the machine's own, queue depths and drops in them are not observable",
+                            + " the hosts' links are emulated on their vSwitch uplinks (drops and marks counted),"
+                            + " queue depths are not observable",
                     network.hosts().get(0).name(),
                     network.hosts().get(1).name(),
                     o.calibration().baseNs() / 1e3,
@@ -226,9 +234,9 @@ public final class RealTimeLabRun implements LabRun {
                 naks + fc[3],
                 fc[4],
                 fc[5],
-                fc[6],
-                0,
-                0,
+                fc[6] + link[3] + fc[10],
+                link[2] + fc[9],
+                link[1] + fc[8],
                 0);
         return new LabResults(
                 LabResults.FORMAT,
@@ -245,18 +253,65 @@ public final class RealTimeLabRun implements LabRun {
                 notes.isEmpty() ? null : List.copyOf(notes));
     }
 
-    /** "faults", "ECN marking" or both when some link of the lab asks for them, else null. */
-    private static String modelledOnly(LabNetwork network) {
+    /**
+     * What of the lab's links a real-time run does not emulate, as a note, or null when it emulates
+     * all of them: each host's link to its switch is emulated on the host's vSwitch uplink (perftest
+     * runs and flow agents); links between switches have no counterpart in real time, nor do the
+     * links of a host with more than one.
+     */
+    static String notApplied(LabNetwork network) {
+        List<String> parts = new ArrayList<>();
+        List<LabNetwork.Link> between = LabPlans.switchLinks(network);
+        if (!between.isEmpty()) {
+            parts.add("the " + between.size() + " links between switches (rate, delay, buffer" + what(between)
+                    + ") are modelled by the virtual backend only and were not applied");
+        }
+        List<String> multi = new ArrayList<>();
+        for (LabNetwork.LabHost h : network.hosts()) {
+            if (LabPlans.hostLink(network, h) == null) {
+                multi.add(h.name());
+            }
+        }
+        if (!multi.isEmpty()) {
+            parts.add("hosts " + multi + " have more than one link; their links were not applied");
+        }
+        long shortest = Long.MAX_VALUE;
+        for (LabNetwork.LabHost h : network.hosts()) {
+            LinkSpec l = LabPlans.hostLink(network, h);
+            if (l != null && l.delayNs() != null && l.delayNs() > 0 && LinkEgress.realTimeDelayNs(l) == 0) {
+                shortest = Math.min(shortest, l.delayNs());
+            }
+        }
+        if (shortest != Long.MAX_VALUE) {
+            parts.add("host link delays under " + LinkEgress.MIN_REAL_TIME_DELAY_NS / 1000 + " us (" + shortest
+                    + " ns here) were not applied: a real-time timer wakes later than that, so the machine's"
+                    + " own path latency stands in for them");
+        }
+        if (parts.isEmpty()) {
+            return null;
+        }
+        return String.join("; ", parts)
+                + " (each host's link to its switch is emulated on its vSwitch uplink, seeded with the lab's seed)";
+    }
+
+    /** ", ECN marking", ", faults" or both, when some of {@code links} ask for them. */
+    private static String what(List<LabNetwork.Link> links) {
         boolean faults = false;
         boolean ecn = false;
-        for (LabNetwork.Link l : network.links()) {
+        for (LabNetwork.Link l : links) {
             faults |= l.spec().faults() != null || l.spec().controlFaults() != null;
             ecn |= l.spec().ecn() != null;
         }
-        if (faults && ecn) {
-            return "faults and ECN marking";
+        return (ecn ? ", ECN marking" : "") + (faults ? ", faults" : "");
+    }
+
+    private static void addLinkCounters(String output, long[] into) {
+        Matcher m = LINK.matcher(output);
+        while (m.find()) {
+            for (int i = 0; i < into.length; i++) {
+                into[i] += Long.parseLong(m.group(i + 1));
+            }
         }
-        return faults ? "faults" : ecn ? "ECN marking" : null;
     }
 
     private static boolean verified(Transfer t) {

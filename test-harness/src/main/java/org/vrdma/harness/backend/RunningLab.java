@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.vrdma.harness.lab.LabLoader;
+import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.verbs.IbvContext;
 import org.vrdma.verbs.VerbsHost;
 
@@ -215,6 +217,8 @@ public final class RunningLab implements AutoCloseable {
             client.add("--verify");
         }
         client.addAll(common);
+        hostLinkArgs(r.from(), client);
+        hostLinkArgs(r.to(), server);
         HostRun serverRun = dst.start("t" + k + "-server", server);
         HostRun clientRun;
         try {
@@ -224,6 +228,36 @@ public final class RunningLab implements AutoCloseable {
             throw e;
         }
         return new Running(r, serverRun, clientRun);
+    }
+
+    /** The host's link to its switch, emulated on the run's vSwitch uplink (when the plan has one). */
+    private void hostLinkArgs(LabHost h, List<String> args) {
+        String json = hostLinkJson(h.name());
+        if (json != null) {
+            args.addAll(List.of("--host-link", json, "--link-seed", String.valueOf(plan.linkSeed())));
+        }
+    }
+
+    /** The link of host {@code name} to its switch as JSON ({@code --host-link}), or null for none. */
+    String hostLinkJson(String name) {
+        LinkSpec link = hostPlan(host(name)).hostLink();
+        if (link == null) {
+            return null;
+        }
+        try {
+            return LabLoader.json().writeValueAsString(link);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot write the link of host " + name, e);
+        }
+    }
+
+    private LabPlan.HostPlan hostPlan(LabHost h) {
+        for (LabPlan.HostPlan p : plan.hosts()) {
+            if (p.name().equals(h.name())) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("host " + h.name() + " is not in the plan of lab " + id);
     }
 
     private void requireOwn(LabHost h) {

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.vrdma.control.cli.Resources;
+import org.vrdma.harness.lab.LinkEgress;
 import org.vrdma.harness.perf.OobLine;
 import org.vrdma.harness.perf.OobLine.OobException;
 import org.vrdma.harness.perf.RealTimeHost;
@@ -27,6 +28,7 @@ import org.vrdma.vnic.transport.RecoveryMode;
 import org.vrdma.vnic.transport.TransportConfig;
 import org.vrdma.vnic.transport.TransportCounters;
 import org.vrdma.vnic.verbs.Mtu;
+import org.vrdma.vswitch.pipeline.EgressConfig;
 import org.vrdma.vswitch.pipeline.UnderlayAddress;
 import org.vrdma.vswitch.qos.QosConfig;
 import org.vrdma.vswitch.tap.TapConfig;
@@ -140,6 +142,25 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             defaultValue = "0",
             description = "Random loss injected on this host's uplink, data and control packets, 0..1.")
     double loss;
+
+    @Option(
+            names = "--host-link",
+            paramLabel = "JSON",
+            description = "Emulate this host's link to its switch on the vSwitch uplink, given as a lab file's"
+                    + " link: {\"rateGbps\": 10, \"delayNs\": 5000, \"bufferBytes\": 1048576, \"ecn\": {...},"
+                    + " \"faults\": {\"loss\": 0.01}, \"controlFaults\": {...}}; fields left out take the lab"
+                    + " defaults (100 Gbit/s, 1 us, 1 MiB, no ECN, no faults).")
+    String hostLink;
+
+    @Option(
+            names = "--link-seed",
+            defaultValue = "1",
+            description = "Seed of the uplink's RED marking and faults, mixed with the ENI address so that"
+                    + " hosts of one lab draw apart (default ${DEFAULT-VALUE}).")
+    long linkSeed;
+
+    /** {@link #hostLink} as the uplink's config, once validated; null without it. */
+    private EgressConfig hostLinkEgress;
 
     @Option(
             names = "--tap",
@@ -288,7 +309,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
                             peerUnderlay,
                             transport,
                             verbsSocket != null ? 4096 : (int) parseBytes("--buffer", buffer)),
-                    busyPollUs * 1000);
+                    busyPollUs * 1000,
+                    LinkEgress.switchSeed(linkSeed, UnderlayAddress.parseIpv4(eniIp)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return START_FAILED;
@@ -302,6 +324,10 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             if (loss > 0) {
                 FaultConfig faults = FaultConfig.randomLoss(loss);
                 host.faults(faults, faults);
+            }
+            if (hostLinkEgress != null) {
+                host.uplink(hostLinkEgress);
+                out.println(" host link on the uplink: " + describe(hostLinkEgress) + ", seed " + linkSeed);
             }
             try {
                 configureEni(host, mac, out);
@@ -355,6 +381,9 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             out.flush();
             return server ? runServer(host, out, err) : runClient(host, request, out, err);
         } finally {
+            if (hostLinkEgress != null && verbsSocket == null) {
+                printLinkCounters(host, out);
+            }
             if (stats != null) {
                 stats.shutdownNow();
             }
@@ -462,6 +491,16 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         if (!(eniLoss >= 0 && eniLoss < 1)) {
             throw usage("--eni-loss must be in [0, 1)");
         }
+        if (hostLink != null) {
+            if (loss > 0) {
+                throw usage("--loss and --host-link both set the uplink: give the loss in --host-link's faults");
+            }
+            try {
+                hostLinkEgress = LinkEgress.realTime(LinkEgress.parse(hostLink));
+            } catch (RuntimeException e) {
+                throw usage("--host-link: " + rootMessage(e));
+            }
+        }
         if (eniRate != null) {
             try {
                 if (Units.parseRateBps(eniRate) <= 0) {
@@ -565,6 +604,49 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             out.println("vrdma host: switch " + host.statsJson());
         } catch (RuntimeException e) {
             out.println("vrdma host: counters unavailable: " + e.getMessage());
+        }
+        out.flush();
+    }
+
+    /** What the uplink emulates, one line: rate, buffer, marking, faults. */
+    public static String describe(EgressConfig e) {
+        StringBuilder b = new StringBuilder();
+        b.append(e.rateBps() == 0 ? "unlimited rate" : String.format(Locale.ROOT, "%.3f Gbit/s", e.rateBps() / 1e9));
+        b.append(", buffer ").append(e.bufferBytes()).append(" B");
+        if (e.ecnMarker() != null) {
+            b.append(", ECN ").append(e.ecnMarker());
+        }
+        b.append(", data ").append(faultText(e.dataFaults()));
+        b.append(", control ").append(faultText(e.controlFaults()));
+        return b.toString();
+    }
+
+    private static String faultText(FaultConfig f) {
+        if (f.isNone()) {
+            return "no faults";
+        }
+        return String.format(
+                Locale.ROOT,
+                "loss %.4f, burst p %.4f r %.4f h %.2f, duplicate %.4f, reorder %.4f (%d ns), delay %d ns, jitter %d ns",
+                f.lossProbability(),
+                f.burstEnterProbability(),
+                f.burstExitProbability(),
+                f.burstLossProbability(),
+                f.duplicateProbability(),
+                f.reorderProbability(),
+                f.reorderDelayNs(),
+                f.delayNs(),
+                f.jitterNs());
+    }
+
+    /** The host link's counters, one line the lab results read (with --host-link). */
+    private static void printLinkCounters(RealTimeHost host, PrintWriter out) {
+        try {
+            long[] c = host.uplinkCounters();
+            out.println("vrdma host: host link tx " + c[0] + " pkts, injected losses " + c[1] + ", buffer drops " + c[2]
+                    + ", ECN marked " + c[3]);
+        } catch (RuntimeException e) {
+            out.println("vrdma host: host link counters unavailable: " + e.getMessage());
         }
         out.flush();
     }

@@ -61,6 +61,12 @@ final class LabAgentCommand implements Callable<Integer> {
     @Option(names = "--flows", description = "id,dstIndex,bytes,startNs;... (the flows this host sends).")
     String flows;
 
+    @Option(names = "--host-link", description = "This host's link to its switch, as a lab file gives it (JSON).")
+    String hostLink;
+
+    @Option(names = "--link-seed", defaultValue = "1", description = "Seed of the link's marking and faults.")
+    long linkSeed;
+
     @Override
     public Integer call() throws Exception {
         List<FlowAgent.Host> hs = new ArrayList<>();
@@ -80,7 +86,9 @@ final class LabAgentCommand implements Callable<Integer> {
                 runNs,
                 sampleNs,
                 calibrate,
-                FlowAgent.Config.parseFlows(flows));
+                FlowAgent.Config.parseFlows(flows),
+                hostLink,
+                linkSeed);
         return FlowAgent.run(c, spec.commandLine().getOut());
     }
 }

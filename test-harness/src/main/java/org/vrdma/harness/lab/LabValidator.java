@@ -187,6 +187,11 @@ public final class LabValidator {
         return hosts;
     }
 
+    /** One link as a lab file gives it (also {@code ./vrdma host --host-link}); {@code p} names it in errors. */
+    public static void validateLink(String p, LinkSpec l) {
+        link(p, l);
+    }
+
     private static void link(String p, LinkSpec l) {
         if (l == null) {
             return;

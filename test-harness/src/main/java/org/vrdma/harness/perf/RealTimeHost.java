@@ -78,6 +78,14 @@ public final class RealTimeHost implements AutoCloseable {
      * String, long)}.
      */
     public RealTimeHost(Spec spec, long spinNs) throws InterruptedException {
+        this(spec, spinNs, 1);
+    }
+
+    /**
+     * As {@link #RealTimeHost(Spec, long)}, with {@code switchSeed} seeding the vSwitch's random
+     * streams (RED marking and injected faults of its uplink and ENI ports).
+     */
+    public RealTimeHost(Spec spec, long spinNs, long switchSeed) throws InterruptedException {
         long underlay = UnderlayAddress.parse(spec.underlay());
         long peerUnderlay = UnderlayAddress.parse(spec.peerUnderlay());
         this.eniIpv4 = UnderlayAddress.parseIpv4(spec.eniIpv4());
@@ -95,7 +103,7 @@ public final class RealTimeHost implements AutoCloseable {
                     new VSwitchHost.Options(
                             UnderlayAddress.ipv4ToString(UnderlayAddress.ipv4(underlay)),
                             UnderlayAddress.port(underlay),
-                            VSwitchConfig.of(spec.name(), UnderlayAddress.NONE),
+                            VSwitchConfig.of(spec.name(), UnderlayAddress.NONE).withSeed(switchSeed),
                             true,
                             true));
         } catch (RuntimeException | InterruptedException e) {
@@ -262,6 +270,25 @@ public final class RealTimeHost implements AutoCloseable {
         call(() -> {
             host.vswitch().setUplink(egress);
             return null;
+        });
+    }
+
+    /** Emulates a link on this host's uplink: rate, buffer, RED/ECN, faults, as {@code egress} says. */
+    public void uplink(EgressConfig egress) {
+        call(() -> {
+            host.vswitch().setUplink(egress);
+            return null;
+        });
+    }
+
+    /**
+     * What the uplink's emulation did: {@code [packets sent, injected losses (data + control),
+     * buffer drops, ECN marks]}.
+     */
+    public long[] uplinkCounters() {
+        return call(() -> {
+            var u = host.vswitch().uplink();
+            return new long[] {u.txPackets(), u.dataLost() + u.controlLost(), u.bufferDrops(), u.ecnMarked()};
         });
     }
 

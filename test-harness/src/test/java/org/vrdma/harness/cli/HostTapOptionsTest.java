@@ -65,6 +65,13 @@ class HostTapOptionsTest {
         assertThat(run("--tap", "vpc1", "--tap-netns", "guest", "--oob-via-eni"))
                 .isEqualTo(2);
         assertThat(run("--stats-interval", "-1")).isEqualTo(2);
+        // --host-link is a lab file's link, validated as one.
+        assertThat(run("--host-link", "{\"faults\": {\"loss\": 2}}")).isEqualTo(2);
+        assertThat(err.toString()).contains("hostLink.faults.loss");
+        assertThat(run("--host-link", "{\"rateGbps\": 10, \"colour\": 1}")).isEqualTo(2);
+        assertThat(err.toString()).contains("not a link: Unrecognized field \"colour\"");
+        assertThat(run("--host-link", "{\"rateGbps\": 10}", "--loss", "0.01")).isEqualTo(2);
+        assertThat(err.toString()).contains("give the loss in --host-link's faults");
     }
 
     /**

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-import org.vrdma.cc.switching.RedEcnMarker;
 import org.vrdma.harness.lab.EniHandle;
 import org.vrdma.harness.lab.HostHandle;
 import org.vrdma.harness.lab.Lab;
@@ -19,7 +18,6 @@ import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.TopologyGenerator;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.Percentiles;
-import org.vrdma.runtime.FaultConfig;
 import org.vrdma.runtime.SeededRandoms;
 import org.vrdma.runtime.TimerHandler;
 import org.vrdma.runtime.VirtualTimeScheduler;
@@ -142,37 +140,7 @@ final class VirtualLab implements LabRun {
     }
 
     static EgressConfig egress(LinkSpec l) {
-        EgressConfig c = EgressConfig.of(l.rateBps(), l.bufferBytes());
-        if (l.ecn() != null) {
-            long kMin = l.ecn().kMinBytes();
-            long kMax = l.ecn().kMaxBytes() == null ? kMin : l.ecn().kMaxBytes();
-            double pMax = l.ecn().pMax() == null ? 1.0 : l.ecn().pMax();
-            c = c.withEcn(kMax == kMin ? RedEcnMarker.step(kMin) : new RedEcnMarker(kMin, kMax, pMax));
-        }
-        return c.withDataFaults(faults(l.faults())).withControlFaults(faults(l.controlFaults()));
-    }
-
-    static FaultConfig faults(LinkSpec.FaultSpec f) {
-        if (f == null) {
-            return FaultConfig.NONE;
-        }
-        FaultConfig c = FaultConfig.NONE;
-        if (f.burstLoss() != null && f.burstLoss() > 0) {
-            c = FaultConfig.burstLoss(f.burstLoss(), f.meanBurstPackets() == null ? 4 : f.meanBurstPackets());
-        }
-        if (f.loss() != null) {
-            c = c.withLoss(f.loss());
-        }
-        if (f.duplicate() != null) {
-            c = c.withDuplicates(f.duplicate());
-        }
-        if (f.reorder() != null && f.reorder() > 0) {
-            c = c.withReordering(f.reorder(), f.reorderDelayNs());
-        }
-        if (f.jitterNs() != null) {
-            c = c.withDelay(0, f.jitterNs());
-        }
-        return c;
+        return org.vrdma.harness.lab.LinkEgress.egress(l);
     }
 
     private void build(boolean intNeeded) {
