@@ -95,10 +95,12 @@ final class DatagramReceiver implements EpollIoHandle {
             try {
                 var lookup = LINKER.defaultLookup();
                 // Critical: the call never blocks (MSG_DONTWAIT), and no safepoint may run between its
-                // return and the read of its errno (Mmsg.errno()), which replaces capturing it.
+                // return and the read of its errno (Mmsg.errno()), which replaces capturing it. The
+                // message array goes as a raw address: a segment argument of a shared arena costs two
+                // atomic updates of its session per call (the arena is closed only after the last).
                 recvmmsg = LINKER.downcallHandle(
                         lookup.find("recvmmsg").orElseThrow(),
-                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG),
+                        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_LONG),
                         Linker.Option.critical(false));
                 dup = LINKER.downcallHandle(
                         lookup.find("dup").orElseThrow(),
@@ -133,6 +135,7 @@ final class DatagramReceiver implements EpollIoHandle {
     private final FileDescriptor fd;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment msgs;
+    private final long msgsAddress;
     private final MemorySegment iovs;
     private final MemorySegment names;
     private final MemorySegment controls;
@@ -156,6 +159,7 @@ final class DatagramReceiver implements EpollIoHandle {
         this.slotBytes = slotBytes;
         this.fd = new FileDescriptor(fd);
         msgs = arena.allocate((long) SLOTS * MMSG_BYTES, 8);
+        msgsAddress = msgs.address();
         iovs = arena.allocate((long) SLOTS * IOVEC_BYTES, 8);
         names = arena.allocate((long) SLOTS * NAME_BYTES, 8);
         controls = arena.allocate((long) SLOTS * CONTROL_BYTES, 8);
@@ -330,7 +334,7 @@ final class DatagramReceiver implements EpollIoHandle {
         calls++;
         int n;
         try {
-            n = (int) RECVMMSG.invokeExact(fd.intValue(), msgs, SLOTS, MSG_DONTWAIT, 0L);
+            n = (int) RECVMMSG.invokeExact(fd.intValue(), msgsAddress, SLOTS, MSG_DONTWAIT, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("recvmmsg", t);
         }
