@@ -27,19 +27,26 @@ class StaleLabsTest {
 
     @Test
     void cleanupRemovesWhatAKilledLabLeftAndNothingOfALiveOne() throws Exception {
-        Commands.run("ip", "netns", "add", DEAD);
-        Commands.run("ip", "netns", "add", DEAD + "-h0");
-        Commands.run("ip", "netns", "add", LIVE + "-h0");
-        Process inNamespace = new ProcessBuilder("ip", "netns", "exec", DEAD + "-h0", "sleep", "120").start();
-        // A host process elsewhere, found by its lab marker only.
-        Process marked =
-                new ProcessBuilder("sh", "-c", "sleep 120; :", "-D" + VrdmaJava.LAB_PROPERTY + "=" + DEAD).start();
-        Path tmp = Files.createTempDirectory(DEAD);
-        Files.writeString(tmp.resolve("h0.out"), "output of a host");
-        Path liveTmp = Files.createTempDirectory(LIVE);
-        DockerClient docker = DockerClientFactory.instance().client();
-        docker.createNetworkCmd().withName(DEAD).exec();
+        // The DEAD names are fixed: a run of this test killed before its own cleanup left them.
+        deleteNamespaces();
+        Process inNamespace = null;
+        Process marked = null;
+        Path tmp = null;
+        Path liveTmp = null;
+        DockerClient docker = null;
         try {
+            Commands.run("ip", "netns", "add", DEAD);
+            Commands.run("ip", "netns", "add", DEAD + "-h0");
+            Commands.run("ip", "netns", "add", LIVE + "-h0");
+            inNamespace = new ProcessBuilder("ip", "netns", "exec", DEAD + "-h0", "sleep", "120").start();
+            // A host process elsewhere, found by its lab marker only.
+            marked = new ProcessBuilder("sh", "-c", "sleep 120; :", "-D" + VrdmaJava.LAB_PROPERTY + "=" + DEAD).start();
+            tmp = Files.createTempDirectory(DEAD);
+            Files.writeString(tmp.resolve("h0.out"), "output of a host");
+            liveTmp = Files.createTempDirectory(LIVE);
+            docker = DockerClientFactory.instance().client();
+            docker.createNetworkCmd().withName(DEAD).exec();
+
             String listed = cli("lab", "cleanup", "--prefix", PREFIX, "--dry-run");
             assertThat(listed).contains("would remove network namespace " + DEAD + "-h0");
             assertThat(Commands.run("ip", "netns", "list")).contains(DEAD);
@@ -63,22 +70,39 @@ class StaleLabsTest {
             assertThat(docker.listNetworksCmd().withNameFilter(DEAD).exec()).isEmpty();
             assertThat(cli("lab", "cleanup", "--prefix", PREFIX)).contains("nothing left behind");
         } finally {
-            marked.destroyForcibly();
-            inNamespace.destroyForcibly();
-            for (String ns : List.of(DEAD + "-h0", DEAD, LIVE + "-h0")) {
-                try {
-                    Commands.run("ip", "netns", "delete", ns);
-                } catch (java.io.IOException gone) {
-                    // removed by the cleanup
-                }
+            // Whatever the setup got to before a failure (no Docker engine, say) is removed too.
+            if (marked != null) {
+                marked.destroyForcibly();
             }
-            docker.listNetworksCmd()
-                    .withNameFilter(DEAD)
-                    .exec()
-                    .forEach(n -> docker.removeNetworkCmd(n.getId()).exec());
-            Files.deleteIfExists(tmp.resolve("h0.out"));
-            Files.deleteIfExists(tmp);
-            Files.deleteIfExists(liveTmp);
+            if (inNamespace != null) {
+                inNamespace.destroyForcibly();
+            }
+            deleteNamespaces();
+            if (docker != null) {
+                DockerClient client = docker;
+                client.listNetworksCmd()
+                        .withNameFilter(DEAD)
+                        .exec()
+                        .forEach(n -> client.removeNetworkCmd(n.getId()).exec());
+            }
+            if (tmp != null) {
+                Files.deleteIfExists(tmp.resolve("h0.out"));
+                Files.deleteIfExists(tmp);
+            }
+            if (liveTmp != null) {
+                Files.deleteIfExists(liveTmp);
+            }
+        }
+    }
+
+    /** Deletes this test's namespaces where they exist. */
+    private static void deleteNamespaces() {
+        for (String ns : List.of(DEAD + "-h0", DEAD, LIVE + "-h0")) {
+            try {
+                Commands.run("ip", "netns", "delete", ns);
+            } catch (java.io.IOException gone) {
+                // not there: removed by the cleanup, or never made
+            }
         }
     }
 
