@@ -214,11 +214,6 @@ public final class VerbsHost implements AutoCloseable {
         });
     }
 
-    /**
-     * Injects faults on this host's uplink, as a lossy underlay would: {@code data} for data packets,
-     * {@code control} for ACKs, NAKs and CNPs; seeded by the switch, so a run is repeatable in the
-     * packets it drops. {@link FaultConfig#NONE} turns them off.
-     */
     /** Emulates a link on the uplink: rate, buffer, RED/ECN, faults, as {@code egress} says. */
     public void uplink(EgressConfig egress) {
         loop.call(() -> {
@@ -235,12 +230,13 @@ public final class VerbsHost implements AutoCloseable {
         });
     }
 
+    /**
+     * Injects faults on this host's uplink, as a lossy underlay would: {@code data} for data packets,
+     * {@code control} for ACKs, NAKs and CNPs; seeded by the switch, so a run is repeatable in the
+     * packets it drops. {@link FaultConfig#NONE} turns them off.
+     */
     public void uplinkFaults(FaultConfig data, FaultConfig control) {
-        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
-        loop.call(() -> {
-            host.vswitch().setUplink(egress);
-            return null;
-        });
+        uplink(EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control));
     }
 
     /** Packets the uplink's injected faults dropped so far. */

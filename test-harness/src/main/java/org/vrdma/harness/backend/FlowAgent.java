@@ -633,14 +633,7 @@ public final class FlowAgent {
                 c.ecnMarked,
                 c.spuriousTimeouts);
         if (config.hostLink() != null) {
-            long[] l = host.uplinkCounters();
-            out.printf(
-                    Locale.ROOT,
-                    "vrdma host: host link tx %d pkts, injected losses %d, buffer drops %d, ECN marked %d%n",
-                    l[0],
-                    l[1],
-                    l[2],
-                    l[3]);
+            out.println("vrdma host: " + LinkEgress.countersLine(host.uplinkCounters()));
         }
         out.flush();
     }

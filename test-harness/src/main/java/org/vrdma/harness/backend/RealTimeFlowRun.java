@@ -13,6 +13,7 @@ import org.vrdma.harness.lab.Lab;
 import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.harness.lab.LabResults;
+import org.vrdma.harness.lab.LinkEgress;
 import org.vrdma.harness.lab.RunProgress;
 import org.vrdma.harness.lab.WorkloadSpec;
 import org.vrdma.harness.lab.stats.FctMath;
@@ -38,10 +39,6 @@ final class RealTimeFlowRun {
     static final int MAX_QPS_PER_HOST = 1000;
 
     /** What an agent prints when host 0's barrier lets the run start. */
-    /** The host link's counters: injected losses, buffer drops, ECN marks. */
-    private static final Pattern LINK =
-            Pattern.compile("host link tx \\d+ pkts, injected losses (\\d+), buffer drops (\\d+), ECN marked (\\d+)");
-
     private static final Pattern GO = Pattern.compile("(?m)^go$");
 
     private static final Pattern CALIBRATION = Pattern.compile("calibration baseNs=(\\d+) rateBps=(\\d+)");
@@ -333,12 +330,11 @@ final class RealTimeFlowRun {
                     counters[i] += Long.parseLong(c.group(i + 1));
                 }
             }
-            Matcher l = LINK.matcher(out);
-            if (l.find()) {
-                counters[8] += Long.parseLong(l.group(1));
-                counters[9] += Long.parseLong(l.group(2));
-                counters[10] += Long.parseLong(l.group(3));
-            }
+            long[] link = new long[4];
+            LinkEgress.addCounters(out, link);
+            counters[8] += link[1];
+            counters[9] += link[2];
+            counters[10] += link[3];
         }
         List<LabResults.FlowResult> flows = new ArrayList<>();
         long endNs = 0;

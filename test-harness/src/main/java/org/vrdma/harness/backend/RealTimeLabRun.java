@@ -37,9 +37,6 @@ public final class RealTimeLabRun implements LabRun {
             "\\n\\s*(\\d+)\\s+(\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)\\s+(\\d+\\.\\d+)");
     private static final Pattern COUNTERS = Pattern.compile(
             "counters: tx (\\d+) pkts, rx \\d+ pkts, retransmitted (\\d+), timeouts (\\d+) \\((\\d+) spurious\\), NAK seq (\\d+)");
-    /** What a host's emulated link did ({@code ./vrdma host --host-link} prints it on exit). */
-    private static final Pattern LINK =
-            Pattern.compile("host link tx (\\d+) pkts, injected losses (\\d+), buffer drops (\\d+), ECN marked (\\d+)");
 
     private final Lab lab;
     private final LabNetwork network;
@@ -172,8 +169,8 @@ public final class RealTimeLabRun implements LabRun {
                 spurious += Long.parseLong(c.group(4));
                 naks += Long.parseLong(c.group(5));
             }
-            addLinkCounters(t.clientOutput(), link);
-            addLinkCounters(t.serverOutput(), link);
+            LinkEgress.addCounters(t.clientOutput(), link);
+            LinkEgress.addCounters(t.serverOutput(), link);
             delivered += t.options().totalBytes();
             progress.onSteps("test", i + 1, tests.size());
         }
@@ -303,15 +300,6 @@ public final class RealTimeLabRun implements LabRun {
             ecn |= l.spec().ecn() != null;
         }
         return (ecn ? ", ECN marking" : "") + (faults ? ", faults" : "");
-    }
-
-    private static void addLinkCounters(String output, long[] into) {
-        Matcher m = LINK.matcher(output);
-        while (m.find()) {
-            for (int i = 0; i < into.length; i++) {
-                into[i] += Long.parseLong(m.group(i + 1));
-            }
-        }
     }
 
     private static boolean verified(Transfer t) {

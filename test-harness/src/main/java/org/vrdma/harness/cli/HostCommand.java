@@ -410,7 +410,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     private void configureEni(RealTimeHost host, long mac, PrintWriter out) throws IOException {
         int eniIpv4 = UnderlayAddress.parseIpv4(eniIp);
         if (tap != null) {
-            String name = tap.isEmpty() ? "vrdma" + (eniIpv4 & 0xFF) : tap;
+            String name = tapName(eniIpv4);
             TapConfig config = new TapConfig(name, mac, eniIpv4, tapPrefix, tapMtu, tapNetns);
             host.attachTap(config);
             out.println(" TAP " + name + " backs ENI " + eniIp + "/" + tapPrefix + " (MAC " + config.macText()
@@ -515,8 +515,8 @@ public final class HostCommand extends Resources.HostCommand implements Callable
             }
         }
         if (tap != null) {
-            String name = tap.isEmpty() ? "vrdma" + (UnderlayAddress.parseIpv4(eniIp) & 0xFF) : tap;
-            tapConfig("--tap", name, UnderlayAddress.parseIpv4(eniIp), tapNetns);
+            int eniIpv4 = UnderlayAddress.parseIpv4(eniIp);
+            tapConfig("--tap", tapName(eniIpv4), eniIpv4, tapNetns);
         }
         for (String spec : tapEnis) {
             java.util.Map<String, String> kv = keyValues(spec);
@@ -537,6 +537,11 @@ public final class HostCommand extends Resources.HostCommand implements Callable
         if (statsIntervalMs < 0) {
             throw usage("--stats-interval must be >= 0");
         }
+    }
+
+    /** The main ENI's TAP: --tap's name, or one made from the ENI address's last byte. */
+    private String tapName(int eniIpv4) {
+        return tap.isEmpty() ? "vrdma" + (eniIpv4 & 0xFF) : tap;
     }
 
     /** The TAP's name, --tap-prefix, --tap-mtu and namespace as TapConfig accepts them. */
@@ -643,8 +648,7 @@ public final class HostCommand extends Resources.HostCommand implements Callable
     private static void printLinkCounters(RealTimeHost host, PrintWriter out) {
         try {
             long[] c = host.uplinkCounters();
-            out.println("vrdma host: host link tx " + c[0] + " pkts, injected losses " + c[1] + ", buffer drops " + c[2]
-                    + ", ECN marked " + c[3]);
+            out.println("vrdma host: " + LinkEgress.countersLine(c));
         } catch (RuntimeException e) {
             out.println("vrdma host: host link counters unavailable: " + e.getMessage());
         }

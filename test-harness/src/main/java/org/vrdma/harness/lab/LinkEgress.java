@@ -1,5 +1,7 @@
 package org.vrdma.harness.lab;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.vrdma.cc.switching.RedEcnMarker;
 import org.vrdma.runtime.FaultConfig;
 import org.vrdma.vswitch.pipeline.EgressConfig;
@@ -18,7 +20,30 @@ public final class LinkEgress {
      */
     public static final long MIN_REAL_TIME_DELAY_NS = 50_000;
 
+    /** The line a real-time host prints on exit with what its emulated link did, as {@link #countersLine}. */
+    private static final Pattern COUNTERS_LINE =
+            Pattern.compile("host link tx (\\d+) pkts, injected losses (\\d+), buffer drops (\\d+), ECN marked (\\d+)");
+
     private LinkEgress() {}
+
+    /**
+     * What a host's emulated link did, one line for the lab run that reads the host's output: {@code
+     * counters} = [packets sent, injected losses (data + control), buffer drops, ECN marks].
+     */
+    public static String countersLine(long[] counters) {
+        return "host link tx " + counters[0] + " pkts, injected losses " + counters[1] + ", buffer drops " + counters[2]
+                + ", ECN marked " + counters[3];
+    }
+
+    /** Adds the counters of every {@link #countersLine} in {@code output} to {@code into} (four longs). */
+    public static void addCounters(String output, long[] into) {
+        Matcher m = COUNTERS_LINE.matcher(output);
+        while (m.find()) {
+            for (int i = 0; i < 4; i++) {
+                into[i] += Long.parseLong(m.group(i + 1));
+            }
+        }
+    }
 
     /**
      * Rate, buffer, RED/ECN and the data and control faults of {@code l}; its propagation delay is

@@ -266,11 +266,7 @@ public final class RealTimeHost implements AutoCloseable {
 
     /** Injects faults on this host's uplink: data and control packets leaving it. */
     public void faults(FaultConfig data, FaultConfig control) {
-        EgressConfig egress = EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control);
-        call(() -> {
-            host.vswitch().setUplink(egress);
-            return null;
-        });
+        uplink(EgressConfig.DEFAULT.withDataFaults(data).withControlFaults(control));
     }
 
     /** Emulates a link on this host's uplink: rate, buffer, RED/ECN, faults, as {@code egress} says. */
