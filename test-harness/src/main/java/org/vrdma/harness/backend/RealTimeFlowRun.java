@@ -143,7 +143,6 @@ final class RealTimeFlowRun {
         }
     }
 
-    /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
     /**
      * What a real-time backend cannot run of {@code lab}'s flow workloads (congestion control other
      * than one per lab, more flows than a host has QPs for), checked before any host comes up: a
@@ -163,6 +162,7 @@ final class RealTimeFlowRun {
                 org.vrdma.harness.lab.TopologyGenerator.hostLink(lab.topology()).rateBps());
     }
 
+    /** The congestion control of the hosts' ENIs; per-workload or per-flow choices must agree with it. */
     private static CcSpec hostCc(Lab lab, LabNetwork network) {
         CcSpec cc = null;
         for (LabNetwork.LabHost h : network.hosts()) {

@@ -634,11 +634,6 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * Warms up for {@code ns}: runs of {@code first} iterations, then each sized by the previous run's
-     * pace to the time left (at most 32 runs), so the JIT has compiled the path before the
-     * measurement however slow the first, interpreted runs were. Returns ns per iteration of the last.
-     */
-    /**
      * A warm-up that goes on past {@code ns} while the JIT still compiles (see {@link
      * #warmUpUntilJitSettles}): its pace, length, and whether the JIT had settled when it ended.
      */
@@ -730,6 +725,11 @@ final class BenchCommand implements Callable<Integer> {
         return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
     }
 
+    /**
+     * Warms up for {@code ns}: runs of {@code first} iterations, then each sized by the previous run's
+     * pace to the time left (at most 32 runs), so the JIT has compiled the path before the
+     * measurement however slow the first, interpreted runs were. Returns ns per iteration of the last.
+     */
     private static double warmUp(java.util.function.LongConsumer run, long first, long ns) {
         long start = System.nanoTime();
         long n = first;

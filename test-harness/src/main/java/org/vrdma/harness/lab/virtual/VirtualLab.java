@@ -12,6 +12,7 @@ import org.vrdma.harness.lab.LabException;
 import org.vrdma.harness.lab.LabNetwork;
 import org.vrdma.harness.lab.LabResults;
 import org.vrdma.harness.lab.LabRun;
+import org.vrdma.harness.lab.LinkEgress;
 import org.vrdma.harness.lab.LinkSpec;
 import org.vrdma.harness.lab.PfcSpec;
 import org.vrdma.harness.lab.RunProgress;
@@ -139,10 +140,6 @@ final class VirtualLab implements LabRun {
         return "hpcc".equals(name);
     }
 
-    static EgressConfig egress(LinkSpec l) {
-        return org.vrdma.harness.lab.LinkEgress.egress(l);
-    }
-
     private void build(boolean intNeeded) {
         List<LabNetwork.Node> nodes = network.nodes();
         List<LabNetwork.Link> links = network.links();
@@ -227,7 +224,7 @@ final class VirtualLab implements LabRun {
                 LabNetwork.Link l = links.get(li);
                 int dir = l.a() == n.id() ? 0 : 1;
                 int port = pfc == null
-                        ? s.addPort(egress(l.spec()), l.spec().delayNs())
+                        ? s.addPort(LinkEgress.egress(l.spec()), l.spec().delayNs())
                         : s.addPort(
                                 portConfig(l.spec()),
                                 l.spec().delayNs(),
@@ -316,7 +313,7 @@ final class VirtualLab implements LabRun {
 
     /** A port's egress config; under PFC the lossless class is not tail-dropped at egress. */
     private EgressConfig portConfig(LinkSpec l) {
-        EgressConfig c = egress(l);
+        EgressConfig c = LinkEgress.egress(l);
         return pfc == null ? c : c.withBufferBytes(LOSSLESS_EGRESS_BUFFER_BYTES);
     }
 
